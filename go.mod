@@ -1,0 +1,3 @@
+module github.com/ingestd/ingestd
+
+go 1.26.8

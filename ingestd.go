@@ -1,0 +1,159 @@
+// Package ingestd holds the domain vocabulary of the ingest daemon: the
+// documents and chunks it stores, the trust tiers stamped on them, the links
+// between them and the turn-level verdict that retrieval answers with.
+//
+// It imports only the standard library. Every other package speaks these
+// types; none of them redefines them. Tiers are stamped by package pipeline
+// from the policy registered for an installation's connector kind: a
+// connector emits an Item, never a Document, so it cannot set or forget its
+// own tier.
+package ingestd
+
+import "time"
+
+// Tier is the trust tier an installation declares for what its source
+// carries. The zero value means undeclared (NULL in a store): written before
+// tiers existed, read as allowed. Any other value that is not one of the
+// three constants below is an unknown tier and reads as untrusted-external
+// everywhere; package provenance owns that resolution.
+type Tier string
+
+// The declared tiers.
+const (
+	TierTrustedInternal   Tier = "trusted-internal"
+	TierUntrustedExternal Tier = "untrusted-external"
+	TierMachineGenerated  Tier = "machine-generated"
+)
+
+// Status is a document's life-cycle state.
+type Status string
+
+// Document statuses. A rejected document is a dismissed approach (a PR closed
+// without merge, an issue closed as not planned, or one marked by a human):
+// retrieval serves it only in the rejected block. A deleted document is a
+// tombstone: it keeps its identity and hash, its chunks leave every index.
+const (
+	StatusActive   Status = "active"
+	StatusRejected Status = "rejected"
+	StatusDeleted  Status = "deleted"
+)
+
+// Text formats an Item's Text may be in; the chunker splits by them.
+const (
+	FormatPlain    = "plain"
+	FormatMarkdown = "markdown"
+	FormatHTML     = "html" // already converted to readable text by the connector is preferred
+	FormatMail     = "mail" // plain text whose quoted history is separated
+)
+
+// Installation is one configured source: an id, a connector kind and the tier
+// its owner declared for it.
+type Installation struct {
+	ID       string
+	Kind     string
+	Tier     Tier
+	Interval time.Duration // how often serve syncs it; 0 means never on its own
+}
+
+// Item is what a connector emits: one document as the source has it, with
+// no tier. Package pipeline stamps the tier, chunks, fences and embeds it.
+type Item struct {
+	ExternalID string // stable within the installation: a path, a Message-ID, an issue number
+	ItemKind   string // "file", "mail", "attachment", "issue", "pull_request", "comment", "page", ...
+	URI        string
+	Title      string
+	Author     string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	Format     string // one of the Format constants; empty means FormatPlain
+	Text       string
+	Meta       map[string]string
+
+	// ParentExternalID names the item this one was derived from (an
+	// attachment's mail, a comment's issue). The derived document's tier is
+	// the most restrictive of its own and its parent's, and a "parent" link
+	// joins them.
+	ParentExternalID string
+	// Links to other items of the same installation, by external id.
+	Links []ItemLink
+	// Status is StatusActive (the default when empty) or StatusRejected.
+	Status Status
+	// Tier, when set, restricts the installation's declared tier for this
+	// one item (a connector that knows an author is outside the
+	// organisation). It can only restrict: the stamp is the most restrictive
+	// of this and the declared tier, so a connector cannot raise trust.
+	Tier Tier
+}
+
+// ItemLink is a link from an item to another item of the same installation.
+type ItemLink struct {
+	ToExternalID string
+	Relation     string // "thread", "reply", "parent", "xref", "link", ...
+}
+
+// Document is one stored item with its stamped tier.
+type Document struct {
+	ID           string // DocumentID(installation, external id)
+	Installation string
+	ExternalID   string
+	SourceKind   string // the installation's connector kind
+	ItemKind     string
+	URI          string
+	Title        string
+	Author       string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ContentHash  string
+	Tier         Tier // as stored: may be undeclared ("") or a value this build does not know
+	Status       Status
+	ParentID     string
+	Meta         map[string]string
+	IngestedAt   time.Time
+}
+
+// Chunk is a piece of a document. Fenced is the only form of its text meant
+// for a prompt; Text is for display and the full-text index.
+type Chunk struct {
+	ID          string // ChunkID(document id, text, occurrence)
+	DocumentID  string
+	Ordinal     int
+	HeadingPath []string
+	Text        string
+	Fenced      string
+	Tokens      int
+	Embedding   []float32
+	EmbedderID  string
+	Tier        Tier // the document's tier, denormalised for filtering
+}
+
+// Link is a directed relation between two stored documents.
+type Link struct {
+	From     string
+	To       string
+	Relation string
+}
+
+// Verdict is the turn-level tool-firewall answer that travels with every
+// retrieval response. It is computed from the store's tiers over all three
+// blocks, never from anything the caller sent and never from content.
+type Verdict struct {
+	ToolsAllowed         bool     `json:"tools_allowed"`
+	Mode                 string   `json:"mode"`
+	Reason               string   `json:"reason"`
+	UntrustedDocumentIDs []string `json:"untrusted_document_ids"`
+	WouldBlock           bool     `json:"would_block"`
+}
+
+// Firewall modes.
+const (
+	ModeEnforce = "enforce"
+	ModeShadow  = "shadow"
+	ModeOff     = "off"
+)
+
+// Verdict reasons.
+const (
+	ReasonNoUntrusted = "no_untrusted_grounding"
+	ReasonUntrusted   = "untrusted_grounding"
+	ReasonOff         = "firewall_off"
+)

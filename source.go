@@ -1,0 +1,52 @@
+package ingestd
+
+import "context"
+
+// Source is one installation's connector, ready to sync. Package connectors
+// builds it from configuration; package pipeline drives it.
+type Source interface {
+	// Sync runs one pass over the source and reports what it finds to
+	// pass. It returns an error only when the pass as a whole could not
+	// run or had to stop (the server is unreachable, the store failed);
+	// an item that cannot be read is reported with pass.Fail and the pass
+	// goes on.
+	Sync(ctx context.Context, pass Pass) error
+}
+
+// Pass receives what one sync pass finds. Its methods are safe for
+// concurrent use.
+type Pass interface {
+	// Put ingests an item. Unchanged content writes and embeds nothing.
+	// An error means the pass must stop (store failure, cancelled).
+	Put(ctx context.Context, item Item) error
+	// Delete tombstones the item with the external id.
+	Delete(ctx context.Context, externalID string) error
+	// Fail records an item that could not be read, with the reason; the
+	// pass goes on, and the item's stored document (if any) is kept.
+	Fail(externalID string, err error)
+	// Cursor and SetCursor keep per-installation sync state (a mailbox's
+	// UIDVALIDITY and last UID, a repo's since-timestamp).
+	Cursor(ctx context.Context, key string) (string, error)
+	SetCursor(ctx context.Context, key, value string) error
+	// Total tells the progress display how many items the pass expects.
+	Total(n int)
+	// Complete says the pass listed everything the source holds: every
+	// stored document of the installation that was neither Put nor Failed
+	// in this pass is gone at the source and is tombstoned.
+	Complete()
+}
+
+// Job is a unit of ingest work as it travels between processes.
+type Job struct {
+	Kind         string `json:"kind"` // JobSync, JobItem or JobDelete
+	Installation string `json:"installation"`
+	Item         *Item  `json:"item,omitempty"`
+	ExternalID   string `json:"external_id,omitempty"`
+}
+
+// Job kinds.
+const (
+	JobSync   = "sync"
+	JobItem   = "item"
+	JobDelete = "delete"
+)
