@@ -76,7 +76,10 @@ type Item struct {
 	ParentExternalID string
 	// Links to other items of the same installation, by external id.
 	Links []ItemLink
-	// Status is StatusActive (the default when empty) or StatusRejected.
+	// Status is the connector's word on the item's state: StatusRejected
+	// (a dismissed approach), StatusActive (explicitly not dismissed, e.g.
+	// reopened) or empty (no opinion: a new document is active and a
+	// stored one keeps the status a human may have given it).
 	Status Status
 	// Tier, when set, restricts the installation's declared tier for this
 	// one item (a connector that knows an author is outside the

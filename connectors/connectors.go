@@ -35,6 +35,9 @@ type Settings struct {
 	Decode func(v any) error
 	// LookupEnv reads a secret named by a *_env key.
 	LookupEnv func(name string) (string, bool)
+	// BaseDir is the directory of the configuration file: relative paths
+	// in an installation's block are relative to it.
+	BaseDir string
 	// DataDir is where the connector may keep caches.
 	DataDir string
 	Logger  *slog.Logger
