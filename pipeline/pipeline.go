@@ -1,0 +1,284 @@
+// Package pipeline turns what connectors emit into stored, fenced,
+// embedded documents: item → stamp tier → chunk → fence → embed → store.
+//
+// It is the only place a document's tier is set: from the installation's
+// declared tier, restricted by the item's own tier and its parent's (most
+// restrictive wins). It never lets text reach the store unfenced, and it
+// never writes or embeds anything for content the store already holds.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/chunker"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/provenance"
+)
+
+// Options configures a Pipeline. Store and Embedder are required.
+type Options struct {
+	Store ingestd.Store
+	// Embedder makes the chunk vectors. Wrap it in embedder.Cached so that
+	// text seen before is never embedded twice.
+	Embedder ingestd.Embedder
+	// Chunking is passed to the chunker; nil means its defaults.
+	Chunking *chunker.Options
+	// OnStored, when set, is called after a document was written (added,
+	// changed, rejected or tombstoned): the hook for the stored-document
+	// event. Its error is logged, never returned: the document is stored.
+	OnStored func(ctx context.Context, doc *ingestd.Document)
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Pipeline ingests items into a store. It is safe for concurrent use.
+type Pipeline struct {
+	store    ingestd.Store
+	embedder ingestd.Embedder
+	chunking *chunker.Options
+	onStored func(context.Context, *ingestd.Document)
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// New returns a pipeline.
+func New(o Options) (*Pipeline, error) {
+	if o.Store == nil || o.Embedder == nil {
+		return nil, fmt.Errorf("pipeline: store and embedder are required")
+	}
+	p := &Pipeline{store: o.Store, embedder: o.Embedder, chunking: o.Chunking, onStored: o.OnStored, log: o.Logger, now: o.Now}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	return p, nil
+}
+
+// Outcome is what ingesting one item did.
+type Outcome string
+
+// Outcomes.
+const (
+	Added     Outcome = "added"
+	Changed   Outcome = "changed"
+	Unchanged Outcome = "unchanged"
+	Deleted   Outcome = "deleted"
+	Failed    Outcome = "failed"
+)
+
+// Ingest stamps, chunks, fences, embeds and stores one item of the
+// installation. An item whose content, tier and status the store already
+// holds is Unchanged: nothing is chunked, embedded or written. Returns
+// EINVALID for an item without an external id.
+func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
+	if strings.TrimSpace(item.ExternalID) == "" {
+		return Failed, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
+	}
+	id := ingestd.DocumentID(inst.ID, item.ExternalID)
+	prev, err := p.store.Document(ctx, id)
+	if err != nil && ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
+		return Failed, fmt.Errorf("load %s: %w", id, err)
+	}
+
+	doc := &ingestd.Document{
+		ID:           id,
+		Installation: inst.ID,
+		ExternalID:   item.ExternalID,
+		SourceKind:   inst.Kind,
+		ItemKind:     item.ItemKind,
+		URI:          item.URI,
+		Title:        item.Title,
+		Author:       item.Author,
+		CreatedAt:    item.CreatedAt.UTC(),
+		UpdatedAt:    item.UpdatedAt.UTC(),
+		Meta:         item.Meta,
+		IngestedAt:   p.now().UTC(),
+		ContentHash:  itemHash(item),
+	}
+	tiers := []ingestd.Tier{inst.Tier, item.Tier}
+	if item.ParentExternalID != "" {
+		doc.ParentID = ingestd.DocumentID(inst.ID, item.ParentExternalID)
+		parent, err := p.store.Document(ctx, doc.ParentID)
+		switch {
+		case err == nil:
+			tiers = append(tiers, parent.Tier)
+		case ingestd.ErrorCode(err) != ingestd.ENOTFOUND:
+			return Failed, fmt.Errorf("load parent %s: %w", doc.ParentID, err)
+		}
+	}
+	doc.Tier = provenance.MostRestrictive(tiers...)
+	doc.Status = item.Status
+	if doc.Status == "" {
+		doc.Status = ingestd.StatusActive
+		if prev != nil && prev.Status == ingestd.StatusRejected {
+			doc.Status = ingestd.StatusRejected // a human's or an earlier pass's dismissal stands
+		}
+	}
+	if prev != nil && prev.Status != ingestd.StatusDeleted &&
+		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status {
+		return Unchanged, nil
+	}
+
+	chunks, err := p.chunks(ctx, doc, item)
+	if err != nil {
+		return Failed, err
+	}
+	links := make([]ingestd.Link, 0, len(item.Links)+1)
+	if doc.ParentID != "" {
+		links = append(links, ingestd.Link{From: id, To: doc.ParentID, Relation: "parent"})
+	}
+	for _, l := range item.Links {
+		if l.ToExternalID == "" || l.ToExternalID == item.ExternalID {
+			continue
+		}
+		rel := l.Relation
+		if rel == "" {
+			rel = "link"
+		}
+		links = append(links, ingestd.Link{From: id, To: ingestd.DocumentID(inst.ID, l.ToExternalID), Relation: rel})
+	}
+	changed, err := p.store.PutDocument(ctx, doc, chunks, links)
+	if err != nil {
+		return Failed, fmt.Errorf("store %s: %w", id, err)
+	}
+	if !changed {
+		return Unchanged, nil
+	}
+	p.stored(ctx, doc)
+	if prev == nil || prev.Status == ingestd.StatusDeleted {
+		return Added, nil
+	}
+	return Changed, nil
+}
+
+// chunks splits, fences and embeds the item's text.
+func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item ingestd.Item) ([]ingestd.Chunk, error) {
+	format := item.Format
+	if format == "" {
+		format = ingestd.FormatPlain
+	}
+	pieces := chunker.Split(item.Text, format, p.chunking)
+	origin := firewall.Origin{
+		Installation: doc.Installation,
+		SourceKind:   doc.SourceKind,
+		Tier:         provenance.Name(doc.Tier),
+		URI:          doc.URI,
+		Title:        doc.Title,
+	}
+	chunks := make([]ingestd.Chunk, 0, len(pieces))
+	inputs := make([]string, 0, len(pieces))
+	seen := map[string]int{}
+	for _, pc := range pieces {
+		if pc.Quoted {
+			continue // quoted history was indexed with the mail it quotes
+		}
+		n := seen[pc.Text]
+		seen[pc.Text] = n + 1
+		chunks = append(chunks, ingestd.Chunk{
+			ID:          ingestd.ChunkID(doc.ID, pc.Text, n),
+			DocumentID:  doc.ID,
+			Ordinal:     len(chunks),
+			HeadingPath: pc.HeadingPath,
+			Text:        pc.Text,
+			Fenced:      firewall.Fence(pc.Text, origin),
+			Tokens:      pc.Tokens,
+			Tier:        doc.Tier,
+			EmbedderID:  p.embedder.ID(),
+		})
+		inputs = append(inputs, embedInput(doc.Title, pc.HeadingPath, pc.Text))
+	}
+	if len(chunks) == 0 {
+		return chunks, nil
+	}
+	vecs, err := p.embedder.Embed(ctx, inputs)
+	if err != nil {
+		return nil, fmt.Errorf("embed %s: %w", doc.ID, err)
+	}
+	if len(vecs) != len(chunks) {
+		return nil, fmt.Errorf("embed %s: %d vectors for %d chunks", doc.ID, len(vecs), len(chunks))
+	}
+	for i := range chunks {
+		chunks[i].Embedding = vecs[i]
+	}
+	return chunks, nil
+}
+
+// embedInput is what the embedder sees for a chunk: its document's title
+// and heading path give a short chunk the context a reader would have.
+func embedInput(title string, path []string, text string) string {
+	var b strings.Builder
+	if title != "" {
+		b.WriteString(title)
+		b.WriteByte('\n')
+	}
+	if len(path) > 0 {
+		b.WriteString(strings.Join(path, " / "))
+		b.WriteByte('\n')
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+// Delete tombstones the document with the external id. Deleting what the
+// store does not hold is not an error: the source and the store agree.
+func (p *Pipeline) Delete(ctx context.Context, inst ingestd.Installation, externalID string) (Outcome, error) {
+	id := ingestd.DocumentID(inst.ID, externalID)
+	doc, err := p.store.Document(ctx, id)
+	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND {
+		return Unchanged, nil
+	}
+	if err != nil {
+		return Failed, fmt.Errorf("load %s: %w", id, err)
+	}
+	if doc.Status == ingestd.StatusDeleted {
+		return Unchanged, nil
+	}
+	if err := p.store.DeleteDocument(ctx, id); err != nil {
+		return Failed, fmt.Errorf("delete %s: %w", id, err)
+	}
+	doc.Status = ingestd.StatusDeleted
+	p.stored(ctx, doc)
+	return Deleted, nil
+}
+
+func (p *Pipeline) stored(ctx context.Context, doc *ingestd.Document) {
+	if p.onStored != nil {
+		p.onStored(ctx, doc)
+	}
+}
+
+// itemHash covers every field of an item that reaches the store, so a
+// change to any of them (an edited title, a new link) is a change — except
+// UpdatedAt: a file touched without an edit, or a mail re-read from
+// another server, is the same content and costs nothing.
+func itemHash(it ingestd.Item) string {
+	meta := make([]string, 0, 2*len(it.Meta))
+	keys := make([]string, 0, len(it.Meta))
+	for k := range it.Meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		meta = append(meta, k, it.Meta[k])
+	}
+	links := make([]string, 0, len(it.Links))
+	for _, l := range it.Links {
+		links = append(links, l.Relation+"\x00"+l.ToExternalID)
+	}
+	sort.Strings(links)
+	enc, _ := json.Marshal([]any{meta, links}) // strings only: cannot fail
+	return ingestd.ContentHash(
+		it.ItemKind, it.URI, it.Title, it.Author,
+		it.CreatedAt.UTC().Format(time.RFC3339Nano),
+		it.Format, it.Text, it.ParentExternalID, string(enc),
+	)
+}
