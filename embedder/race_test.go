@@ -1,0 +1,5 @@
+//go:build race
+
+package embedder_test
+
+func init() { raceEnabled = true }
