@@ -1,0 +1,520 @@
+package files_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/files"
+)
+
+// recorder is an in-memory ingestd.Pass that records what a sync reports.
+type recorder struct {
+	mu       sync.Mutex
+	items    []ingestd.Item
+	fails    map[string]error
+	total    int
+	totals   int
+	complete bool
+	putErr   error
+}
+
+var _ ingestd.Pass = (*recorder)(nil)
+
+func (r *recorder) Put(ctx context.Context, it ingestd.Item) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.putErr != nil {
+		return r.putErr
+	}
+	r.items = append(r.items, it)
+	return nil
+}
+
+func (r *recorder) Delete(ctx context.Context, id string) error {
+	return errors.New("files never deletes")
+}
+
+func (r *recorder) Fail(id string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fails == nil {
+		r.fails = map[string]error{}
+	}
+	r.fails[id] = err
+}
+
+func (r *recorder) Cursor(ctx context.Context, key string) (string, error) { return "", nil }
+func (r *recorder) SetCursor(ctx context.Context, key, value string) error { return nil }
+
+func (r *recorder) Total(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.total, r.totals = n, r.totals+1
+}
+
+func (r *recorder) Complete() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.complete = true
+}
+
+func (r *recorder) item(tb testing.TB, id string) ingestd.Item {
+	tb.Helper()
+	for _, it := range r.items {
+		if it.ExternalID == id {
+			return it
+		}
+	}
+	tb.Fatalf("no item %q; have %q", id, r.ids())
+	return ingestd.Item{}
+}
+
+func (r *recorder) ids() []string {
+	var ids []string
+	for _, it := range r.items {
+		ids = append(ids, it.ExternalID)
+	}
+	return ids
+}
+
+// fileIDs is the external ids of the items that are files, not attachments.
+func (r *recorder) fileIDs() []string {
+	var ids []string
+	for _, it := range r.items {
+		if it.ParentExternalID == "" {
+			ids = append(ids, it.ExternalID)
+		}
+	}
+	return ids
+}
+
+// MustCopyTree copies testdata/<name> into a fresh temp dir and returns it.
+func MustCopyTree(tb testing.TB, name string) string {
+	tb.Helper()
+	dst := tb.TempDir()
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))); err != nil {
+		tb.Fatal(err)
+	}
+	return dst
+}
+
+// MustSource builds a files source the way cmd does: from a YAML `files:`
+// block decoded with unknown keys rejected.
+func MustSource(tb testing.TB, id, block string) ingestd.Source {
+	tb.Helper()
+	src, err := newSource(id, block)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return src
+}
+
+func newSource(id, block string) (ingestd.Source, error) {
+	reg := connectors.NewRegistry(files.Kind)
+	return reg.Build(ingestd.Installation{ID: id, Kind: "files", Tier: ingestd.TierTrustedInternal},
+		connectors.Settings{Decode: yamlDecoder(block)})
+}
+
+func yamlDecoder(block string) func(any) error {
+	return func(v any) error {
+		dec := yaml.NewDecoder(strings.NewReader(block))
+		dec.KnownFields(true)
+		return dec.Decode(v)
+	}
+}
+
+// MustSync runs one pass and returns what it reported.
+func MustSync(tb testing.TB, src ingestd.Source) *recorder {
+	tb.Helper()
+	rec := &recorder{}
+	if err := src.Sync(context.Background(), rec); err != nil {
+		tb.Fatal(err)
+	}
+	return rec
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+func TestSync(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "notes.md"), []byte("# git internals"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(root, "notes", "plain.txt"), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	rec := MustSync(t, MustSource(t, "handbook", "root: "+quote(root)))
+
+	if got, want := rec.fileIDs(), []string{
+		"handbook.md", "mail/support.eml", "notes/front.md", "notes/latin1.htm",
+		"notes/page.html", "notes/plain.txt", "vendor/lib/readme.md",
+	}; !slices.Equal(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+	if got, want := rec.total, 8; got != want { // the files above and mail/broken.eml
+		t.Errorf("Total = %d, want %d", got, want)
+	}
+	if rec.totals != 1 {
+		t.Errorf("Total called %d times, want once", rec.totals)
+	}
+	if err := rec.fails["mail/broken.eml"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Errorf("broken.eml failure = %v, want EINVALID", err)
+	}
+	if len(rec.fails) != 1 {
+		t.Errorf("fails = %v, want only mail/broken.eml", rec.fails)
+	}
+	if !rec.complete {
+		t.Error("Complete not called")
+	}
+
+	for _, tt := range []struct {
+		id, title, format, text string
+	}{
+		{"handbook.md", "Employee Handbook", ingestd.FormatMarkdown, "Welcome to the handbook."},
+		{"notes/front.md", "On-call rota", ingestd.FormatMarkdown, "Rotate weekly."},
+		{"notes/plain.txt", "plain.txt", ingestd.FormatPlain, "Plain notes.\nSecond line.\n"},
+		{"notes/page.html", "Release & Deploy", ingestd.FormatPlain, "Deploy\n\nRun the pipeline.\n\n- build\n- ship"},
+		{"notes/latin1.htm", "latin1.htm", ingestd.FormatPlain, "Café crème"},
+		{"mail/support.eml", "Printer on fire 🔥", ingestd.FormatMail, "The printer on floor 3 is on fire again."},
+	} {
+		it := rec.item(t, tt.id)
+		if it.Title != tt.title {
+			t.Errorf("%s: Title = %q, want %q", tt.id, it.Title, tt.title)
+		}
+		if it.Format != tt.format {
+			t.Errorf("%s: Format = %q, want %q", tt.id, it.Format, tt.format)
+		}
+		if !strings.Contains(it.Text, tt.text) {
+			t.Errorf("%s: Text = %q, want it to contain %q", tt.id, it.Text, tt.text)
+		}
+		if it.URI != "files://handbook/"+tt.id {
+			t.Errorf("%s: URI = %q", tt.id, it.URI)
+		}
+		if it.Meta["path"] != tt.id {
+			t.Errorf("%s: Meta[path] = %q", tt.id, it.Meta["path"])
+		}
+	}
+	if got := rec.item(t, "notes/plain.txt").UpdatedAt; !got.Equal(mtime) {
+		t.Errorf("UpdatedAt = %v, want the file's mtime %v", got, mtime)
+	}
+	if got := rec.item(t, "notes/page.html").Text; strings.Contains(got, "ignored") {
+		t.Errorf("script text leaked: %q", got)
+	}
+
+	m := rec.item(t, "mail/support.eml")
+	if m.ItemKind != "mail" || m.Author != "Erin Example <erin@example.com>" ||
+		!m.CreatedAt.Equal(time.Date(2025, 7, 1, 9, 30, 0, 0, time.UTC)) ||
+		m.Meta["message_id"] != "printer-1@example.com" || m.Meta["in_reply_to"] != "printer-0@example.com" {
+		t.Errorf("mail item = %+v", m)
+	}
+	csv := rec.item(t, "mail/support.eml#attachment/1/log.csv")
+	if csv.ParentExternalID != "mail/support.eml" || csv.ItemKind != "attachment" ||
+		csv.Text != "time,event\n09:00,smoke" || csv.URI != "files://handbook/mail/support.eml#attachment/1/log.csv" {
+		t.Errorf("csv attachment = %+v", csv)
+	}
+	fwd := rec.item(t, "mail/support.eml#attachment/3/earlier.eml")
+	if fwd.ParentExternalID != "mail/support.eml" || fwd.Format != ingestd.FormatMail ||
+		!strings.Contains(fwd.Text, "It started smoking yesterday.") || !strings.Contains(fwd.Text, "Subject: Printer smoking") {
+		t.Errorf("forwarded attachment = %+v", fwd)
+	}
+	for _, id := range rec.ids() {
+		if strings.Contains(id, "photo.png") {
+			t.Errorf("binary attachment became an item: %s", id)
+		}
+	}
+}
+
+func TestSync_Deterministic(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	src := MustSource(t, "h", "root: "+quote(root))
+	a, b := MustSync(t, src), MustSync(t, src)
+	if len(a.items) != len(b.items) {
+		t.Fatalf("%d items then %d", len(a.items), len(b.items))
+	}
+	for i := range a.items {
+		x, y := a.items[i], b.items[i]
+		if x.ExternalID != y.ExternalID || x.Text != y.Text || x.Title != y.Title || x.URI != y.URI {
+			t.Errorf("item %d differs between passes: %q vs %q", i, x.ExternalID, y.ExternalID)
+		}
+	}
+}
+
+func TestSync_IncludeExclude(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	for _, tt := range []struct {
+		name  string
+		block string
+		want  []string
+	}{
+		{
+			name:  "exclude a directory",
+			block: `exclude: ["vendor/**", "mail/**"]`,
+			want:  []string{"handbook.md", "notes/front.md", "notes/latin1.htm", "notes/page.html", "notes/plain.txt"},
+		},
+		{
+			name:  "markdown only, notes excluded",
+			block: "include: [\"**/*.md\"]\nexclude: [\"notes/*\"]",
+			want:  []string{"handbook.md", "vendor/lib/readme.md"},
+		},
+		{
+			name:  "root level only",
+			block: `include: ["*.md"]`,
+			want:  []string{"handbook.md"},
+		},
+		{
+			name:  "brace alternatives",
+			block: `include: ["notes/*.{txt,htm}"]`,
+			want:  []string{"notes/latin1.htm", "notes/plain.txt"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\n"+tt.block))
+			if got := rec.fileIDs(); !slices.Equal(got, tt.want) {
+				t.Errorf("files = %q, want %q", got, tt.want)
+			}
+			if !rec.complete {
+				t.Error("Complete not called")
+			}
+		})
+	}
+}
+
+func TestSync_BinaryIncluded(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\ninclude: [\"notes/*.png\"]"))
+	if err := rec.fails["notes/image.png"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Errorf("image.png failure = %v, want EINVALID (binary)", err)
+	}
+}
+
+func TestSync_TooBig(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\nmax_file_bytes: 120"))
+	err := rec.fails["handbook.md"] // 157 bytes
+	if ingestd.ErrorCode(err) != ingestd.ETOOLARGE || !strings.Contains(err.Error(), "max_file_bytes") {
+		t.Errorf("handbook.md failure = %v, want ETOOLARGE naming max_file_bytes", err)
+	}
+	if !slices.Contains(rec.fileIDs(), "notes/plain.txt") {
+		t.Errorf("pass stopped at the big file: %q", rec.fileIDs())
+	}
+	if !rec.complete {
+		t.Error("Complete not called")
+	}
+}
+
+func TestSync_Unreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not stop reads")
+	}
+	root := MustCopyTree(t, "basic")
+	if err := os.Chmod(filepath.Join(root, "handbook.md"), 0); err != nil {
+		t.Fatal(err)
+	}
+	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)))
+	if err := rec.fails["handbook.md"]; !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("handbook.md failure = %v, want permission denied", err)
+	}
+	if !slices.Contains(rec.fileIDs(), "notes/plain.txt") || !rec.complete {
+		t.Errorf("pass did not go on: files %q, complete %v", rec.fileIDs(), rec.complete)
+	}
+
+	// An unreadable directory means the listing is partial: no Complete,
+	// or its files would be tombstoned.
+	notes := filepath.Join(root, "notes")
+	if err := os.Chmod(notes, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(notes, 0o755) })
+	rec = MustSync(t, MustSource(t, "h", "root: "+quote(root)))
+	if rec.complete {
+		t.Error("Complete called after a directory could not be read")
+	}
+}
+
+func TestSync_Symlinks(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	if err := os.WriteFile(outside, []byte("# secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"inside-link.md":  filepath.Join(root, "handbook.md"),
+		"outside-link.md": outside,
+		"notes-link":      filepath.Join(root, "notes"),
+		"dangling.md":     filepath.Join(root, "nope.md"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Skipf("symlinks unsupported: %v", err)
+		}
+	}
+	rootLink := filepath.Join(t.TempDir(), "root-link")
+	if err := os.Symlink(root, rootLink); err != nil {
+		t.Fatal(err)
+	}
+	rec := MustSync(t, MustSource(t, "h", "root: "+quote(rootLink)))
+	ids := rec.fileIDs()
+	if !slices.Contains(ids, "inside-link.md") || !slices.Contains(ids, "handbook.md") {
+		t.Errorf("files = %q, want the link inside the root and its target", ids)
+	}
+	for _, id := range ids {
+		if id == "outside-link.md" || strings.HasPrefix(id, "notes-link/") || id == "dangling.md" {
+			t.Errorf("followed symlink %q", id)
+		}
+	}
+}
+
+func TestSync_RootErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, root, wantErr string
+	}{
+		{name: "missing", root: filepath.Join(dir, "nope"), wantErr: ingestd.ENOTFOUND},
+		{name: "not a directory", root: file, wantErr: ingestd.EINVALID},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			err := MustSource(t, "h", "root: "+quote(tt.root)).Sync(context.Background(), rec)
+			if got := ingestd.ErrorCode(err); got != tt.wantErr {
+				t.Fatalf("error %v, want code %q", err, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.root) {
+				t.Errorf("error %q does not name the root", err)
+			}
+			if rec.complete || rec.totals != 0 {
+				t.Error("a failed walk reported Total or Complete")
+			}
+		})
+	}
+}
+
+func TestSync_Stops(t *testing.T) {
+	root := MustCopyTree(t, "basic")
+	src := MustSource(t, "h", "root: "+quote(root))
+
+	putErr := errors.New("store down")
+	rec := &recorder{putErr: putErr}
+	if err := src.Sync(context.Background(), rec); !errors.Is(err, putErr) {
+		t.Errorf("Sync = %v, want the Put error", err)
+	}
+	if rec.complete {
+		t.Error("Complete called after Put failed")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec = &recorder{}
+	if err := src.Sync(ctx, rec); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sync = %v, want context.Canceled", err)
+	}
+	if rec.complete {
+		t.Error("Complete called after cancel")
+	}
+}
+
+func TestNew(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		block   string
+		wantErr string
+		wantMsg string
+	}{
+		{name: "defaults", block: "root: ./x"},
+		{name: "no root", block: "include: [\"*.md\"]", wantErr: ingestd.EINVALID, wantMsg: "files.root"},
+		{name: "empty block", block: "", wantErr: ingestd.EINVALID, wantMsg: "files.root"},
+		{name: "bad include glob", block: "root: x\ninclude: [\"[\"]", wantErr: ingestd.EINVALID, wantMsg: "files.include[0]"},
+		{name: "bad exclude glob", block: "root: x\nexclude: [\"ok\", \"{a\"]", wantErr: ingestd.EINVALID, wantMsg: "files.exclude[1]"},
+		{name: "negative max", block: "root: x\nmax_file_bytes: -1", wantErr: ingestd.EINVALID, wantMsg: "files.max_file_bytes"},
+		{name: "unknown key", block: "root: x\nroots: y", wantErr: ingestd.EINTERNAL, wantMsg: "roots"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := newSource("h", tt.block)
+			if tt.block == "" {
+				src, err = files.New(ingestd.Installation{ID: "h"}, connectors.Settings{})
+			}
+			if got := ingestd.ErrorCode(err); got != tt.wantErr {
+				t.Fatalf("error %v, want code %q", err, tt.wantErr)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Errorf("error %q does not name %q", err, tt.wantMsg)
+				}
+				return
+			}
+			cfg := src.(*files.Source).Config()
+			if cfg.Root != "x" || !slices.Equal(cfg.Include, files.DefaultInclude) || cfg.MaxFileBytes != files.DefaultMaxFileBytes {
+				t.Errorf("defaults not applied: %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestKind_AllowsEveryTier(t *testing.T) {
+	reg := connectors.NewRegistry(files.Kind)
+	for _, tier := range []ingestd.Tier{ingestd.TierTrustedInternal, ingestd.TierUntrustedExternal, ingestd.TierMachineGenerated} {
+		if err := reg.Check(ingestd.Installation{ID: "x", Kind: "files", Tier: tier}); err != nil {
+			t.Errorf("tier %s: %v", tier, err)
+		}
+	}
+}
+
+func TestReadItems(t *testing.T) {
+	root := filepath.Join("testdata", "basic")
+	for _, tt := range []struct {
+		name    string
+		rel     string
+		max     int64
+		wantIDs []string
+		wantErr string
+	}{
+		{name: "markdown", rel: "handbook.md", wantIDs: []string{"handbook.md"}},
+		{name: "os separators", rel: filepath.Join("notes", "plain.txt"), wantIDs: []string{"notes/plain.txt"}},
+		{name: "mail with attachments", rel: "mail/support.eml", wantIDs: []string{
+			"mail/support.eml", "mail/support.eml#attachment/1/log.csv", "mail/support.eml#attachment/3/earlier.eml"}},
+		{name: "not a message", rel: "mail/broken.eml", wantErr: ingestd.EINVALID},
+		{name: "escapes root", rel: "../files_test.go", wantErr: ingestd.EINVALID},
+		{name: "absolute", rel: "/etc/passwd", wantErr: ingestd.EINVALID},
+		{name: "empty", rel: "", wantErr: ingestd.EINVALID},
+		{name: "too big", rel: "handbook.md", max: 10, wantErr: ingestd.ETOOLARGE},
+		{name: "missing", rel: "nope.md", wantErr: ingestd.ENOTFOUND},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			items, err := files.ReadItems("h", root, tt.rel, tt.max)
+			if got := ingestd.ErrorCode(err); got != tt.wantErr {
+				t.Fatalf("error %v, want code %q", err, tt.wantErr)
+			}
+			var ids []string
+			for _, it := range items {
+				ids = append(ids, it.ExternalID)
+			}
+			if !slices.Equal(ids, tt.wantIDs) {
+				t.Errorf("ids = %q, want %q", ids, tt.wantIDs)
+			}
+		})
+	}
+}
+
+func TestURI(t *testing.T) {
+	if got, want := files.URI("hand book", "dir/a b#1.md"), "files://hand%20book/dir/a%20b%231.md"; got != want {
+		t.Errorf("URI = %q, want %q", got, want)
+	}
+}

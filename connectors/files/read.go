@@ -1,0 +1,279 @@
+package files
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	htmlcharset "golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding/charmap"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/mail"
+)
+
+// ReadItems reads one file as the items a sync of a files installation
+// would Put for it, for `ingestd ingest FILE`. rel is the file's path
+// relative to root (slash- or OS-separated); it becomes the external id and
+// must stay inside root (EINVALID otherwise). maxFileBytes <= 0 means
+// DefaultMaxFileBytes; a larger file is ETOOLARGE. An .eml that is not a
+// message is EINVALID, as is a file with NUL bytes in it (binary); a
+// missing file is ENOTFOUND.
+func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.Item, error) {
+	clean := path.Clean(filepath.ToSlash(rel))
+	if rel == "" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean) || filepath.IsAbs(rel) {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "file %q is not a relative path inside the root", rel)
+	}
+	if maxFileBytes <= 0 {
+		maxFileBytes = DefaultMaxFileBytes
+	}
+	return readItems(installation, clean, filepath.Join(filepath.Clean(root), filepath.FromSlash(clean)), maxFileBytes)
+}
+
+// URI is the stable address of a file of an installation:
+// files://<installation>/<rel>, percent-escaped. It names the installation
+// rather than the machine path so it is the same on every node and does
+// not leak the host's directory layout.
+func URI(installation, rel string) string {
+	return (&url.URL{Scheme: "files", Host: installation, Path: "/" + rel}).String()
+}
+
+func readItems(installation, rel, p string, max int64) ([]ingestd.Item, error) {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "%s does not exist", rel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat: %w", err)
+	}
+	if fi.Size() > max {
+		return nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is %d bytes, over the %d-byte max_file_bytes", rel, fi.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if int64(len(data)) > max { // grew since Stat
+		return nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is over the %d-byte max_file_bytes", rel, max)
+	}
+	return itemsFor(installation, rel, data, fi.ModTime())
+}
+
+// itemsFor turns one file's bytes into its items: the file itself, and for
+// an .eml its text-like attachments as children.
+func itemsFor(installation, rel string, data []byte, mtime time.Time) ([]ingestd.Item, error) {
+	base := path.Base(rel)
+	it := ingestd.Item{
+		ExternalID: rel,
+		ItemKind:   "file",
+		URI:        URI(installation, rel),
+		Title:      base,
+		UpdatedAt:  mtime,
+		Meta:       map[string]string{"path": rel, "size": strconv.Itoa(len(data))},
+	}
+	switch strings.ToLower(path.Ext(rel)) {
+	case ".eml":
+		return mailItems(it, data)
+	case ".html", ".htm", ".xhtml":
+		enc, name, _ := htmlcharset.DetermineEncoding(data, "text/html")
+		utf, err := enc.NewDecoder().Bytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", name, err)
+		}
+		title, text, err := mail.HTMLToText(bytes.NewReader(utf))
+		if err != nil {
+			return nil, err
+		}
+		if title != "" {
+			it.Title = title
+		}
+		it.Text, it.Format = text, ingestd.FormatPlain
+		it.Meta["source_format"] = "html"
+		return []ingestd.Item{it}, nil
+	case ".md", ".markdown", ".mdown", ".mkd":
+		text, err := decodeText(data, it.Meta)
+		if err != nil {
+			return nil, err
+		}
+		if t := markdownTitle(text); t != "" {
+			it.Title = t
+		}
+		it.Text, it.Format = text, ingestd.FormatMarkdown
+		return []ingestd.Item{it}, nil
+	default:
+		text, err := decodeText(data, it.Meta)
+		if err != nil {
+			return nil, err
+		}
+		it.Text, it.Format = text, ingestd.FormatPlain
+		return []ingestd.Item{it}, nil
+	}
+}
+
+// decodeText returns data as UTF-8 text with "\n" line ends and no BOM.
+// Bytes that are not UTF-8 are read as windows-1252 and noted in
+// meta["defects"]; NUL bytes mean a binary file, EINVALID.
+func decodeText(data []byte, meta map[string]string) (string, error) {
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", ingestd.Errorf(ingestd.EINVALID, "binary content (NUL bytes); not ingested as text")
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var s string
+	if utf8.Valid(data) {
+		s = string(data)
+	} else {
+		b, err := charmap.Windows1252.NewDecoder().Bytes(data)
+		if err != nil {
+			return "", fmt.Errorf("decode windows-1252: %w", err)
+		}
+		s = string(b)
+		meta["defects"] = "not UTF-8; read as windows-1252"
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return s, nil
+}
+
+// markdownTitle returns a document's title: a `title:` in YAML front
+// matter, else the first level-1 heading ("# Title" or a line underlined
+// with "="), skipping fenced code. "" when there is none.
+func markdownTitle(text string) string {
+	lines := strings.Split(text, "\n")
+	start := 0
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
+		for i := 1; i < len(lines); i++ {
+			l := strings.TrimSpace(lines[i])
+			if l == "---" || l == "..." {
+				start = i + 1
+				break
+			}
+			if v, ok := strings.CutPrefix(l, "title:"); ok {
+				if t := strings.Trim(strings.TrimSpace(v), `"'`); t != "" {
+					return t
+				}
+			}
+		}
+	}
+	fence := ""
+	for i := start; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		if fence != "" {
+			if strings.HasPrefix(l, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(l, "```") || strings.HasPrefix(l, "~~~") {
+			fence = l[:3]
+			continue
+		}
+		if t, ok := strings.CutPrefix(l, "# "); ok {
+			if t = strings.TrimSpace(strings.TrimRight(t, "#")); t != "" {
+				return t
+			}
+		}
+		if l != "" && i+1 < len(lines) && isSetextH1(lines[i+1]) {
+			return l
+		}
+	}
+	return ""
+}
+
+func isSetextH1(l string) bool {
+	l = strings.TrimSpace(l)
+	return l != "" && strings.Trim(l, "=") == ""
+}
+
+// mailItems parses an .eml: the message is the file's item (ItemKind
+// "mail"), and each text-like attachment with text is a child item
+// (ItemKind "attachment") with external id "<rel>#attachment/<n>/<name>",
+// n counting all the message's attachments from 1 so a binary attachment
+// keeps its neighbours' ids stable. Message defects go to Meta["defects"].
+func mailItems(it ingestd.Item, data []byte) ([]ingestd.Item, error) {
+	m, err := mail.Parse(data, &mail.Options{MaxMessageBytes: int64(len(data))})
+	if err != nil {
+		return nil, err
+	}
+	it.ItemKind = "mail"
+	if m.Subject != "" {
+		it.Title = m.Subject
+	}
+	it.Author, it.CreatedAt = m.From, m.Date
+	it.Text, it.Format = m.Text, ingestd.FormatMail
+	setNonEmpty(it.Meta, "message_id", m.MessageID)
+	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
+	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
+	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
+	items := []ingestd.Item{it}
+	for i, a := range m.Attachments {
+		if !a.TextLike || a.Text == "" {
+			continue
+		}
+		name := a.Filename
+		if name == "" {
+			name = "attachment"
+			if a.Message != nil {
+				name = "message.eml"
+			}
+		}
+		frag := fmt.Sprintf("attachment/%d/%s", i+1, strings.ReplaceAll(name, "/", "_"))
+		u, _ := url.Parse(it.URI) // built by URI, always parses
+		u.Fragment = frag
+		child := ingestd.Item{
+			ExternalID:       it.ExternalID + "#" + frag,
+			ItemKind:         "attachment",
+			URI:              u.String(),
+			Title:            name,
+			Author:           it.Author,
+			CreatedAt:        it.CreatedAt,
+			UpdatedAt:        it.UpdatedAt,
+			Format:           ingestd.FormatPlain,
+			Text:             a.Text,
+			ParentExternalID: it.ExternalID,
+			Meta: map[string]string{
+				"path":         it.Meta["path"],
+				"filename":     a.Filename,
+				"content_type": a.ContentType,
+				"size":         strconv.Itoa(a.Size),
+			},
+		}
+		switch ext := strings.ToLower(path.Ext(a.Filename)); {
+		case a.Message != nil:
+			child.Format = ingestd.FormatMail
+			if a.Message.Subject != "" && a.Filename == "" {
+				child.Title = a.Message.Subject
+			}
+			if a.Message.From != "" {
+				child.Author = a.Message.From
+			}
+			if !a.Message.Date.IsZero() {
+				child.CreatedAt = a.Message.Date
+			}
+			setNonEmpty(child.Meta, "message_id", a.Message.MessageID)
+		case ext == ".md" || a.ContentType == "text/markdown":
+			child.Format = ingestd.FormatMarkdown
+		}
+		items = append(items, child)
+	}
+	return items, nil
+}
+
+func setNonEmpty(m map[string]string, k, v string) {
+	if v != "" {
+		m[k] = v
+	}
+}
