@@ -53,6 +53,13 @@ type Installation struct {
 	Kind     string
 	Tier     Tier
 	Interval time.Duration // how often serve syncs it; 0 means never on its own
+
+	// TierByMeta lets the owner declare, in configuration, a different
+	// tier for items whose connector-reported metadata has a given value:
+	// {"author_association": {"OWNER": trusted-internal}} tells a public
+	// repository's maintainers apart from strangers. Keys and values are
+	// the owner's declaration; the connector only reports the fact.
+	TierByMeta map[string]map[string]Tier
 }
 
 // Item is what a connector emits: one document as the source has it, with

@@ -111,6 +111,16 @@ func (r *Registry) Check(inst ingestd.Installation) error {
 	if !k.Policy.Allows(inst.Tier) {
 		return ingestd.Errorf(ingestd.EINVALID, "installation %q: kind %q may not declare tier %q (%s)", inst.ID, inst.Kind, inst.Tier, k.Policy.Why)
 	}
+	for key, byValue := range inst.TierByMeta {
+		for v, t := range byValue {
+			if !provenance.Valid(t) {
+				return ingestd.Errorf(ingestd.EINVALID, "installation %q: tier_by_%s: %s: tier %q is not one of %s", inst.ID, key, v, t, provenance.ValidList())
+			}
+			if !k.Policy.Allows(t) {
+				return ingestd.Errorf(ingestd.EINVALID, "installation %q: tier_by_%s: %s: kind %q may not declare tier %q", inst.ID, key, v, inst.Kind, t)
+			}
+		}
+	}
 	return nil
 }
 
