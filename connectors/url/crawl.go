@@ -207,10 +207,8 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 		return nil, err
 	}
 	st = pageState{ID: finalID, validators: resp.Validators}
-	if c.s.cfg.Crawl.Depth > 0 {
-		for _, f := range follow {
-			st.Follow = append(st.Follow, f.String())
-		}
+	for _, f := range follow { // kept even at depth 0, so a deeper crawl later can start from 304s
+		st.Follow = append(st.Follow, f.String())
 	}
 	if err := c.saveState(ctx, key, st); err != nil {
 		return nil, err
@@ -388,6 +386,9 @@ func (c *crawl) robotsAllow(ctx context.Context, u *url.URL) (bool, error) {
 		case errors.As(err, &se):
 			data, _ = robotstxt.FromStatusAndBytes(se.Status, nil)
 		case err != nil:
+			if re, ok := IsRefused(err); ok {
+				return false, re // the page itself would be refused alike
+			}
 			return false, fmt.Errorf("robots.txt: %w", err)
 		case resp.Status == http.StatusNotModified:
 			data, _ = robotstxt.FromStatusAndBytes(http.StatusNotFound, nil)

@@ -112,7 +112,6 @@ type Options struct {
 	// from the build info, or "dev".
 	Version string
 	Logger  *slog.Logger
-	Now     func() time.Time
 }
 
 // Source is one url installation. Its methods are safe for concurrent
@@ -125,7 +124,6 @@ type Source struct {
 	guard  *Guard
 	fetch  *fetcher
 	log    *slog.Logger
-	now    func() time.Time
 	passMu sync.Mutex
 }
 
@@ -139,7 +137,7 @@ func New(inst ingestd.Installation, s connectors.Settings) (ingestd.Source, erro
 			return nil, err
 		}
 	}
-	return NewSource(inst, Options{Config: cfg, Logger: s.Logger, Now: s.Now})
+	return NewSource(inst, Options{Config: cfg, Logger: s.Logger})
 }
 
 // NewSource checks the configuration and builds the source. Errors are
@@ -181,12 +179,9 @@ func NewSource(inst ingestd.Installation, o Options) (*Source, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "url.crawl: %v", err)
 	}
 	g := &Guard{AllowPrivate: cfg.AllowPrivateNetworks, Resolver: o.Resolver, ConnectTimeout: cfg.ConnectTimeout}
-	src := &Source{inst: inst, cfg: cfg, site: site, guard: g, log: o.Logger, now: o.Now}
+	src := &Source{inst: inst, cfg: cfg, site: site, guard: g, log: o.Logger}
 	if src.log == nil {
 		src.log = slog.New(slog.DiscardHandler)
-	}
-	if src.now == nil {
-		src.now = time.Now
 	}
 	for _, raw := range cfg.URLs {
 		u, err := src.parse(raw)
