@@ -80,51 +80,12 @@ const (
 // holds is Unchanged: nothing is chunked, embedded or written. Returns
 // EINVALID for an item without an external id.
 func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
-	if strings.TrimSpace(item.ExternalID) == "" {
-		return Failed, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
+	doc, prev, err := p.stamp(ctx, inst, item)
+	if err != nil {
+		return Failed, err
 	}
-	id := ingestd.DocumentID(inst.ID, item.ExternalID)
-	prev, err := p.store.Document(ctx, id)
-	if err != nil && ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
-		return Failed, fmt.Errorf("load %s: %w", id, err)
-	}
-
-	doc := &ingestd.Document{
-		ID:           id,
-		Installation: inst.ID,
-		ExternalID:   item.ExternalID,
-		SourceKind:   inst.Kind,
-		ItemKind:     item.ItemKind,
-		URI:          item.URI,
-		Title:        item.Title,
-		Author:       item.Author,
-		CreatedAt:    item.CreatedAt.UTC(),
-		UpdatedAt:    item.UpdatedAt.UTC(),
-		Meta:         item.Meta,
-		IngestedAt:   p.now().UTC(),
-		ContentHash:  itemHash(item),
-	}
-	tiers := []ingestd.Tier{inst.Tier, item.Tier}
-	if item.ParentExternalID != "" {
-		doc.ParentID = ingestd.DocumentID(inst.ID, item.ParentExternalID)
-		parent, err := p.store.Document(ctx, doc.ParentID)
-		switch {
-		case err == nil:
-			tiers = append(tiers, parent.Tier)
-		case ingestd.ErrorCode(err) != ingestd.ENOTFOUND:
-			return Failed, fmt.Errorf("load parent %s: %w", doc.ParentID, err)
-		}
-	}
-	doc.Tier = provenance.MostRestrictive(tiers...)
-	doc.Status = item.Status
-	if doc.Status == "" {
-		doc.Status = ingestd.StatusActive
-		if prev != nil && prev.Status == ingestd.StatusRejected {
-			doc.Status = ingestd.StatusRejected // a human's or an earlier pass's dismissal stands
-		}
-	}
-	if prev != nil && prev.Status != ingestd.StatusDeleted &&
-		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status {
+	id := doc.ID
+	if unchanged(prev, doc) {
 		return Unchanged, nil
 	}
 
@@ -158,6 +119,84 @@ func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item i
 		return Added, nil
 	}
 	return Changed, nil
+}
+
+// stamp builds the document an item would be stored as (identity, hash,
+// tier, status) and loads the stored one, nil if none. It writes nothing.
+func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (doc, prev *ingestd.Document, err error) {
+	if strings.TrimSpace(item.ExternalID) == "" {
+		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
+	}
+	id := ingestd.DocumentID(inst.ID, item.ExternalID)
+	prev, err = p.store.Document(ctx, id)
+	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND {
+		prev = nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", id, err)
+	}
+
+	doc = &ingestd.Document{
+		ID:           id,
+		Installation: inst.ID,
+		ExternalID:   item.ExternalID,
+		SourceKind:   inst.Kind,
+		ItemKind:     item.ItemKind,
+		URI:          item.URI,
+		Title:        item.Title,
+		Author:       item.Author,
+		CreatedAt:    item.CreatedAt.UTC(),
+		UpdatedAt:    item.UpdatedAt.UTC(),
+		Meta:         item.Meta,
+		IngestedAt:   p.now().UTC(),
+		ContentHash:  itemHash(item),
+	}
+	tiers := []ingestd.Tier{declaredTier(inst, item), item.Tier}
+	if item.ParentExternalID != "" {
+		doc.ParentID = ingestd.DocumentID(inst.ID, item.ParentExternalID)
+		parent, err := p.store.Document(ctx, doc.ParentID)
+		switch {
+		case err == nil:
+			tiers = append(tiers, parent.Tier)
+		case ingestd.ErrorCode(err) != ingestd.ENOTFOUND:
+			return nil, nil, fmt.Errorf("load parent %s: %w", doc.ParentID, err)
+		}
+	}
+	doc.Tier = provenance.MostRestrictive(tiers...)
+	doc.Status = item.Status
+	if doc.Status == "" {
+		doc.Status = ingestd.StatusActive
+		if prev != nil && prev.Status == ingestd.StatusRejected {
+			doc.Status = ingestd.StatusRejected // a human's or an earlier pass's dismissal stands
+		}
+	}
+	return doc, prev, nil
+}
+
+// unchanged reports whether the store already holds doc as it is: same
+// content, tier and status, not a tombstone.
+func unchanged(prev, doc *ingestd.Document) bool {
+	return prev != nil && prev.Status != ingestd.StatusDeleted &&
+		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status
+}
+
+// declaredTier is the tier the installation's owner declared for the item:
+// the installation's tier, or the tier of a TierByMeta rule the item's
+// metadata matches (the most restrictive, if several match).
+func declaredTier(inst ingestd.Installation, item ingestd.Item) ingestd.Tier {
+	var matched []ingestd.Tier
+	for key, byValue := range inst.TierByMeta {
+		v, ok := item.Meta[key]
+		if !ok {
+			continue
+		}
+		if t, ok := byValue[v]; ok {
+			matched = append(matched, t)
+		}
+	}
+	if len(matched) == 0 {
+		return inst.Tier
+	}
+	return provenance.MostRestrictive(matched...)
 }
 
 // chunks splits, fences and embeds the item's text.
