@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/chunker"
+	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/files"
+	web "github.com/ingestd/ingestd/connectors/url"
+	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/pipeline"
+	"github.com/ingestd/ingestd/store/sqlite"
+)
+
+// registry is every connector kind this build knows. A kind cannot be
+// listed here without its provenance policy: NewRegistry refuses it.
+func registry() *connectors.Registry {
+	return connectors.NewRegistry(
+		files.Kind,
+		web.Kind,
+	)
+}
+
+// app is the wired daemon: configuration, store, embedder, pipeline and
+// the installations' sources.
+type app struct {
+	cfg      *Config
+	log      *slog.Logger
+	store    ingestd.Store
+	embedder *embedder.Cached
+	pipe     *pipeline.Pipeline
+	insts    map[string]ingestd.Installation
+	order    []string
+	sources  map[string]ingestd.Source
+}
+
+var _ pipeline.Installations = (*app)(nil)
+
+// openApp loads the configuration and opens everything a command needs.
+func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
+	reg := registry()
+	cfg, err := LoadConfig(cfgPath, reg)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log), insts: map[string]ingestd.Installation{}, sources: map[string]ingestd.Source{}}
+	for _, ic := range cfg.Installations {
+		inst := ic.Installation()
+		src, err := reg.Build(inst, connectors.Settings{
+			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+			LookupEnv: e.lookupEnv,
+			BaseDir:   cfg.dir,
+			DataDir:   cfg.Path(cfg.DataDir),
+			Logger:    a.log.With("installation", inst.ID),
+			Now:       time.Now,
+		})
+		if err != nil {
+			var ce *configError
+			if asConfigError(err, &ce) {
+				return nil, err
+			}
+			return nil, &configError{path: cfg.path, line: ic.line, msg: err.Error()}
+		}
+		a.insts[inst.ID] = inst
+		a.order = append(a.order, inst.ID)
+		a.sources[inst.ID] = src
+	}
+
+	if a.store, err = openStore(cfg, a.log); err != nil {
+		return nil, err
+	}
+	inner, err := newEmbedder(cfg, e)
+	if err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	a.embedder = embedder.NewCached(inner, a.store)
+	a.pipe, err = pipeline.New(pipeline.Options{
+		Store:    a.store,
+		Embedder: a.embedder,
+		Chunking: &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
+		Logger:   a.log,
+	})
+	if err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	if err := a.store.PutInstallations(ctx, a.installations()); err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("record installations: %w", err)
+	}
+	return a, nil
+}
+
+func asConfigError(err error, target **configError) bool {
+	ce, ok := err.(*configError)
+	if ok {
+		*target = ce
+	}
+	return ok
+}
+
+func (a *app) Close() error { return a.store.Close() }
+
+// installations lists the configured installations in file order.
+func (a *app) installations() []ingestd.Installation {
+	out := make([]ingestd.Installation, 0, len(a.order))
+	for _, id := range a.order {
+		out = append(out, a.insts[id])
+	}
+	return out
+}
+
+// Installation implements pipeline.Installations.
+func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, error) {
+	inst, ok := a.insts[id]
+	if !ok {
+		return ingestd.Installation{}, nil, ingestd.Errorf(ingestd.ENOTFOUND, "no installation %q is configured (configured: %s)", id, strings.Join(a.order, ", "))
+	}
+	return inst, a.sources[id], nil
+}
+
+func openStore(cfg *Config, log *slog.Logger) (ingestd.Store, error) {
+	switch cfg.Store.Driver {
+	case "sqlite":
+		dir := cfg.Path(cfg.DataDir)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("data_dir: %w", err)
+		}
+		return sqlite.Open(filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log})
+	default:
+		return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
+	}
+}
+
+func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
+	ec := cfg.Embedder
+	switch ec.Kind {
+	case "openai":
+		key := ""
+		if ec.APIKeyEnv != "" {
+			v, ok := e.lookupEnv(ec.APIKeyEnv)
+			if !ok {
+				return nil, &configError{path: cfg.path, msg: fmt.Sprintf("embedder: api_key_env names %s, which is not set", ec.APIKeyEnv)}
+			}
+			key = v
+		}
+		return embedder.NewOpenAI(embedder.OpenAIOptions{
+			BaseURL:   ec.BaseURL,
+			Model:     ec.Model,
+			APIKey:    key,
+			Dims:      ec.Dims,
+			BatchSize: ec.BatchSize,
+			Timeout:   time.Duration(ec.Timeout),
+		})
+	default:
+		return embedder.NewLexical(ec.Dims), nil
+	}
+}
+
+func newLogger(w io.Writer, lc LogConfig) *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(lc.Level) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if lc.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// isTerminal reports whether w is a terminal (for colour and progress bars).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,464 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/provenance"
+)
+
+// Config is the YAML configuration file. Names follow PRODUCT.md; secrets
+// are never in it, only *_env keys naming environment variables.
+type Config struct {
+	DataDir       string               `yaml:"data_dir"`
+	Listen        string               `yaml:"listen"`
+	Store         StoreConfig          `yaml:"store"`
+	NATS          NATSConfig           `yaml:"nats"`
+	Embedder      EmbedderConfig       `yaml:"embedder"`
+	Firewall      FirewallConfig       `yaml:"firewall"`
+	Auth          AuthConfig           `yaml:"auth"`
+	TLS           TLSConfig            `yaml:"tls"`
+	Chunking      ChunkingConfig       `yaml:"chunking"`
+	Log           LogConfig            `yaml:"log"`
+	Installations []InstallationConfig `yaml:"installations"`
+
+	path string // the file it came from
+	dir  string // its directory: relative paths are relative to it
+}
+
+// StoreConfig selects the store.
+type StoreConfig struct {
+	Driver string `yaml:"driver"` // sqlite (default) | postgres
+	URLEnv string `yaml:"url_env"`
+}
+
+// NATSConfig selects the job transport; empty means in-process.
+type NATSConfig struct {
+	URL        string `yaml:"url"`
+	Listen     string `yaml:"listen"`
+	CredsEnv   string `yaml:"creds_env"`
+	NKeyEnv    string `yaml:"nkey_env"`
+	TokenEnv   string `yaml:"token_env"`
+	TLSCA      string `yaml:"tls_ca"`
+	TLSCert    string `yaml:"tls_cert"`
+	TLSKey     string `yaml:"tls_key"`
+	Replicas   int    `yaml:"replicas"`
+	MaxDeliver int    `yaml:"max_deliver"`
+}
+
+// EmbedderConfig selects the embedder.
+type EmbedderConfig struct {
+	Kind      string   `yaml:"kind"` // lexical (default) | openai
+	Dims      int      `yaml:"dims"`
+	BaseURL   string   `yaml:"base_url"`
+	Model     string   `yaml:"model"`
+	APIKeyEnv string   `yaml:"api_key_env"`
+	BatchSize int      `yaml:"batch_size"`
+	Timeout   Duration `yaml:"timeout"`
+}
+
+// FirewallConfig sets the tool-firewall mode.
+type FirewallConfig struct {
+	Mode string `yaml:"mode"` // enforce (default) | shadow | off
+}
+
+// AuthConfig lists bearer tokens.
+type AuthConfig struct {
+	Tokens               []TokenConfig `yaml:"tokens"`
+	AllowUnauthenticated bool          `yaml:"allow_unauthenticated"`
+}
+
+// TokenConfig is one bearer token, read from the environment.
+type TokenConfig struct {
+	Name     string   `yaml:"name"`
+	TokenEnv string   `yaml:"token_env"`
+	Scopes   []string `yaml:"scopes"`
+}
+
+// TLSConfig is the optional server certificate.
+type TLSConfig struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// ChunkingConfig is the chunk budget.
+type ChunkingConfig struct {
+	MaxTokens     int `yaml:"max_tokens"`
+	OverlapTokens int `yaml:"overlap_tokens"`
+}
+
+// LogConfig sets the log format and level.
+type LogConfig struct {
+	Format string `yaml:"format"` // text (default on a terminal) | json
+	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+}
+
+// InstallationConfig is one installation: common keys plus the block named
+// by its kind, kept as a YAML node for the connector to decode.
+type InstallationConfig struct {
+	ID       string
+	Kind     string
+	Tier     string
+	Interval time.Duration
+	// TierByMeta holds tier_by_<meta key> maps, e.g.
+	// tier_by_author_association: {OWNER: trusted-internal}.
+	TierByMeta map[string]map[string]ingestd.Tier
+
+	line  int
+	block *yaml.Node
+}
+
+// Duration is a time.Duration written as "10m" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration (like 30s, 10m, 1h)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// configError is a configuration error with its location.
+type configError struct {
+	path string
+	line int
+	msg  string
+}
+
+func (e *configError) Error() string {
+	if e.line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.path, e.line, e.msg)
+	}
+	return fmt.Sprintf("%s: %s", e.path, e.msg)
+}
+
+// LoadConfig reads and validates the configuration file. Every error names
+// the file and, where it has one, the line.
+func LoadConfig(path string, reg *connectors.Registry) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &configError{path: path, msg: err.Error()}
+	}
+	return parseConfig(path, raw, reg)
+}
+
+func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&root); err != nil {
+		return nil, &configError{path: path, msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
+	}
+	doc := root.Content[0]
+	c := &Config{path: path, dir: filepath.Dir(path)}
+
+	// Decode everything but installations strictly; installations are
+	// decoded by hand so each kind's block goes to its connector.
+	var instNode *yaml.Node
+	rest := &yaml.Node{Kind: yaml.MappingNode, Line: doc.Line, Column: doc.Column}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if doc.Content[i].Value == "installations" {
+			instNode = doc.Content[i+1]
+			continue
+		}
+		rest.Content = append(rest.Content, doc.Content[i], doc.Content[i+1])
+	}
+	if err := strictDecode(path, rest, c, ""); err != nil {
+		return nil, err
+	}
+	if instNode != nil {
+		if err := c.decodeInstallations(instNode, reg); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.validate(doc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) error {
+	if n.Kind != yaml.SequenceNode {
+		return &configError{path: c.path, line: n.Line, msg: "installations must be a list"}
+	}
+	ids := map[string]int{}
+	for _, in := range n.Content {
+		if in.Kind != yaml.MappingNode {
+			return &configError{path: c.path, line: in.Line, msg: "each installation must be a mapping with id, kind and tier"}
+		}
+		ic := InstallationConfig{line: in.Line}
+		keyLines := map[string]int{}
+		for i := 0; i+1 < len(in.Content); i += 2 {
+			k, v := in.Content[i], in.Content[i+1]
+			keyLines[k.Value] = k.Line
+			switch k.Value {
+			case "id":
+				ic.ID = v.Value
+			case "kind":
+				ic.Kind = v.Value
+			case "tier":
+				ic.Tier = v.Value
+			case "interval":
+				var d Duration
+				if err := d.UnmarshalYAML(v); err != nil {
+					return &configError{path: c.path, line: v.Line, msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
+				}
+				ic.Interval = time.Duration(d)
+			default:
+				if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
+					m := map[string]string{}
+					if err := v.Decode(&m); err != nil {
+						return &configError{path: c.path, line: v.Line, msg: fmt.Sprintf("installation %q: %s must map values to tiers", ic.ID, k.Value)}
+					}
+					if ic.TierByMeta == nil {
+						ic.TierByMeta = map[string]map[string]ingestd.Tier{}
+					}
+					ic.TierByMeta[key] = map[string]ingestd.Tier{}
+					for val, t := range m {
+						ic.TierByMeta[key][val] = ingestd.Tier(t)
+					}
+					continue
+				}
+				if _, ok := reg.Kind(k.Value); !ok {
+					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
+				}
+				ic.block = v
+			}
+		}
+		name := ic.ID
+		if name == "" {
+			return &configError{path: c.path, line: in.Line, msg: "installation without an id"}
+		}
+		if prev, dup := ids[name]; dup {
+			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", name, prev)}
+		}
+		ids[name] = in.Line
+		if ic.Kind == "" {
+			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q has no kind (one of %s)", name, strings.Join(reg.Names(), ", "))}
+		}
+		if ic.Tier == "" {
+			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q declares no tier; every installation must declare one of: %s", name, provenance.ValidList())}
+		}
+		if err := reg.Check(ic.Installation()); err != nil {
+			line := keyLines["tier"]
+			if strings.Contains(err.Error(), "tier_by_") {
+				for k, l := range keyLines {
+					if strings.HasPrefix(k, "tier_by_") {
+						line = l
+					}
+				}
+			}
+			if _, ok := reg.Kind(ic.Kind); !ok {
+				line = keyLines["kind"]
+			}
+			return &configError{path: c.path, line: line, msg: ingestd.ErrorMessage(err)}
+		}
+		if ic.block != nil {
+			// The block must be the one named by the kind.
+			for i := 0; i+1 < len(in.Content); i += 2 {
+				if in.Content[i+1] == ic.block && in.Content[i].Value != ic.Kind {
+					return &configError{path: c.path, line: in.Content[i].Line, msg: fmt.Sprintf("installation %q is of kind %q but has a %q block", name, ic.Kind, in.Content[i].Value)}
+				}
+			}
+		}
+		c.Installations = append(c.Installations, ic)
+	}
+	return nil
+}
+
+func (c *Config) validate(doc *yaml.Node) error {
+	line := func(key string) int {
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			if doc.Content[i].Value == key {
+				return doc.Content[i].Line
+			}
+		}
+		return 0
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:7700"
+	}
+	switch c.Store.Driver {
+	case "":
+		c.Store.Driver = "sqlite"
+	case "sqlite":
+	case "postgres":
+		if c.Store.URLEnv == "" {
+			return &configError{path: c.path, line: line("store"), msg: "store: driver postgres needs url_env naming the variable that holds the connection URL"}
+		}
+	default:
+		return &configError{path: c.path, line: line("store"), msg: fmt.Sprintf("store: driver %q is not one of sqlite, postgres", c.Store.Driver)}
+	}
+	switch c.Embedder.Kind {
+	case "":
+		c.Embedder.Kind = "lexical"
+	case "lexical":
+	case "openai":
+		if c.Embedder.BaseURL == "" || c.Embedder.Model == "" {
+			return &configError{path: c.path, line: line("embedder"), msg: "embedder: kind openai needs base_url and model"}
+		}
+	default:
+		return &configError{path: c.path, line: line("embedder"), msg: fmt.Sprintf("embedder: kind %q is not one of lexical, openai", c.Embedder.Kind)}
+	}
+	if c.Embedder.Dims == 0 && c.Embedder.Kind == "lexical" {
+		c.Embedder.Dims = 384
+	}
+	if c.Embedder.Dims < 0 || c.Embedder.Dims > 8192 {
+		return &configError{path: c.path, line: line("embedder"), msg: fmt.Sprintf("embedder: dims %d is out of range 1..8192", c.Embedder.Dims)}
+	}
+	mode, err := firewall.ParseMode(c.Firewall.Mode)
+	if err != nil {
+		return &configError{path: c.path, line: line("firewall"), msg: "firewall: " + ingestd.ErrorMessage(err)}
+	}
+	c.Firewall.Mode = mode
+	for _, t := range c.Auth.Tokens {
+		if t.Name == "" || t.TokenEnv == "" {
+			return &configError{path: c.path, line: line("auth"), msg: "auth: every token needs name and token_env"}
+		}
+		for _, s := range t.Scopes {
+			if s != "retrieve" && s != "admin" {
+				return &configError{path: c.path, line: line("auth"), msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
+			}
+		}
+	}
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		return &configError{path: c.path, line: line("tls"), msg: "tls: cert and key go together"}
+	}
+	switch c.Log.Format {
+	case "", "text", "json":
+	default:
+		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
+	}
+	return nil
+}
+
+// Path resolves a path from the configuration relative to its directory.
+func (c *Config) Path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// Installation returns the domain installation of an entry.
+func (ic InstallationConfig) Installation() ingestd.Installation {
+	return ingestd.Installation{ID: ic.ID, Kind: ic.Kind, Tier: ingestd.Tier(ic.Tier), Interval: ic.Interval, TierByMeta: ic.TierByMeta}
+}
+
+// decodeBlock decodes the installation's kind block into v strictly.
+func (c *Config) decodeBlock(ic InstallationConfig, v any) error {
+	if ic.block == nil {
+		return &configError{path: c.path, line: ic.line, msg: fmt.Sprintf("installation %q: missing its %q block", ic.ID, ic.Kind)}
+	}
+	return strictDecode(c.path, ic.block, v, ic.Kind)
+}
+
+// strictDecode decodes n into v, refusing keys v has no field for, with
+// the line of the offending key.
+func strictDecode(path string, n *yaml.Node, v any, where string) error {
+	if err := checkKeys(path, n, reflect.TypeOf(v), where); err != nil {
+		return err
+	}
+	if err := n.Decode(v); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			msg := te.Errors[0]
+			line := n.Line
+			var l int
+			if _, scanErr := fmt.Sscanf(msg, "line %d:", &l); scanErr == nil {
+				line = l
+				msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+			}
+			return &configError{path: path, line: line, msg: prefix(where) + msg}
+		}
+		return &configError{path: path, line: n.Line, msg: prefix(where) + err.Error()}
+	}
+	return nil
+}
+
+func prefix(where string) string {
+	if where == "" {
+		return ""
+	}
+	return where + ": "
+}
+
+func checkKeys(path string, n *yaml.Node, t reflect.Type, where string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		fields := map[string]reflect.Type{}
+		var names []string
+		collectFields(t, fields, &names)
+		if _, custom := reflect.PointerTo(t).MethodByName("UnmarshalYAML"); custom {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			ft, ok := fields[k.Value]
+			if !ok {
+				sort.Strings(names)
+				return &configError{path: path, line: k.Line, msg: fmt.Sprintf("%sunknown key %q (valid: %s)", prefix(where), k.Value, strings.Join(names, ", "))}
+			}
+			sub := k.Value
+			if where != "" {
+				sub = where + "." + k.Value
+			}
+			if err := checkKeys(path, n.Content[i+1], ft, sub); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for _, e := range n.Content {
+			if err := checkKeys(path, e, t.Elem(), where); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func collectFields(t reflect.Type, fields map[string]reflect.Type, names *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
+			collectFields(f.Type, fields, names)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+		*names = append(*names, name)
+	}
+}

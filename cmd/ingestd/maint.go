@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/files"
+)
+
+func runMigrate(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	a, err := openApp(ctx, e, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, ingestd.SchemaVersion)
+	return nil
+}
+
+// runReindex re-embeds every chunk whose vector another embedder made
+// (after switching embedder.kind or dims), in batches, resumable.
+func runReindex(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("reindex", flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	batch := fs.Int("batch", 256, "chunks per batch")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	a, err := openApp(ctx, e, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	id := a.embedder.ID()
+	total, after := 0, ""
+	for {
+		chunks, err := a.store.ChunksToEmbed(ctx, id, after, *batch)
+		if err != nil {
+			return err
+		}
+		if len(chunks) == 0 {
+			break
+		}
+		texts := make([]string, len(chunks))
+		for i, c := range chunks {
+			texts[i] = c.Text
+		}
+		vecs, err := a.embedder.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		m := make(map[string][]float32, len(chunks))
+		for i, c := range chunks {
+			m[c.ID] = vecs[i]
+		}
+		if err := a.store.SetEmbeddings(ctx, id, m); err != nil {
+			return err
+		}
+		total += len(chunks)
+		after = chunks[len(chunks)-1].ID
+		fmt.Fprintf(e.stderr, "reindex: %d chunks\n", total)
+	}
+	fmt.Fprintf(e.stdout, "reindex: %d chunks re-embedded with %s\n", total, id)
+	return nil
+}
+
+// urlFetcher is a source that can fetch one URL submitted at run time,
+// held to the same SSRF guard as its crawl.
+type urlFetcher interface {
+	Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, error)
+}
+
+// runIngest ingests one file or URL into an installation in the
+// foreground; a URL the guard refuses exits non-zero with the rule.
+func runIngest(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	instID := fs.String("installation", "", "installation to ingest into (required)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *instID == "" {
+		return &usageError{msg: "ingest takes one path or URL and --installation: ingestd ingest PATH|URL --installation ID"}
+	}
+	a, err := openApp(ctx, e, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	inst, _, err := a.Installation(*instID)
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	_, src, _ := a.Installation(inst.ID)
+	var items []ingestd.Item
+	switch s := src.(type) {
+	case *files.Source:
+		rel, err := relInside(s.Config().Root, pos[0])
+		if err != nil {
+			return &usageError{msg: err.Error()}
+		}
+		if items, err = s.ReadItems(rel); err != nil {
+			return err
+		}
+	case urlFetcher:
+		if items, err = s.Fetch(ctx, pos[0]); err != nil {
+			return err
+		}
+	default:
+		return &usageError{msg: fmt.Sprintf("ingest needs a files or url installation; %q is %s", inst.ID, inst.Kind)}
+	}
+	for _, it := range items {
+		o, err := a.pipe.Ingest(ctx, inst, it)
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.ExternalID, err)
+		}
+		fmt.Fprintf(e.stdout, "%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
+	}
+	return nil
+}
+
+// relInside returns path relative to root, slash-separated, or an error
+// when it lies outside root: a file outside the installation's folder
+// would be tombstoned by its next pass.
+func relInside(root, path string) (string, error) {
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absRoot, abs)
+	if err != nil || rel == "." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
+		return "", fmt.Errorf("%s is not inside the installation's root %s", path, root)
+	}
+	return filepath.ToSlash(rel), nil
+}

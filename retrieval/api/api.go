@@ -1,0 +1,356 @@
+// Package api serves retrieval on one port: the connect-go
+// ingestd.v1.RetrievalService (gRPC, gRPC-Web and Connect from one
+// handler), gRPC reflection and health, the REST routes of the public
+// HTTP surface, Prometheus metrics and health probes.
+//
+// It translates; it never decides. The verdict comes from package
+// retrieval unchanged, on every protocol. Bearer tokens are compared in
+// constant time and never echoed; every request body is size-limited.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/retrieval"
+)
+
+// Scopes a token can hold.
+const (
+	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
+	ScopeAdmin    = "admin"    // reject, delete, sync
+)
+
+// MaxBodyBytes bounds every request body except webhooks'.
+const MaxBodyBytes = 1 << 20
+
+// MaxWebhookBodyBytes bounds a webhook body (GitHub sends up to 25 MiB).
+const MaxWebhookBodyBytes = 25 << 20
+
+// Token is one configured bearer token with its scopes.
+type Token struct {
+	Name   string
+	Token  string
+	Scopes []string
+}
+
+// Options configures the handler. Service is required.
+type Options struct {
+	Service *retrieval.Service
+	// Store serves the admin routes (reject, delete) and, when Ready is
+	// nil, readiness (Ping).
+	Store ingestd.Store
+	// Tokens, when any are configured, are required on every route but
+	// /healthz, /readyz, /metrics, gRPC health and webhooks.
+	Tokens []Token
+	Logger *slog.Logger
+	// Gatherer serves /metrics; nil leaves /metrics unmounted.
+	Gatherer prometheus.Gatherer
+	// Ready reports readiness for /readyz and gRPC health; nil means
+	// Store.Ping (or always ready without a store).
+	Ready func(ctx context.Context) error
+	// Sync queues a sync of the installation; nil answers 501. It returns
+	// ENOTFOUND for an installation that is not configured.
+	Sync func(ctx context.Context, installation string) error
+	// Webhooks is mounted at /v1/webhooks/ when set. It authenticates by
+	// signature itself: no bearer token is asked there.
+	Webhooks http.Handler
+}
+
+type server struct {
+	svc     *retrieval.Service
+	store   ingestd.Store
+	log     *slog.Logger
+	ready   func(context.Context) error
+	sync    func(context.Context, string) error
+	auth    *authenticator
+	errConn *connect.ErrorWriter
+}
+
+// New returns the handler serving every route. It panics when Service is
+// nil: that is a wiring error.
+func New(o Options) http.Handler {
+	if o.Service == nil {
+		panic("api: Service is required")
+	}
+	s := &server{svc: o.Service, store: o.Store, log: o.Logger, ready: o.Ready, sync: o.Sync, auth: newAuthenticator(o.Tokens)}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.ready == nil {
+		s.ready = func(ctx context.Context) error {
+			if s.store == nil {
+				return nil
+			}
+			return s.store.Ping(ctx)
+		}
+	}
+	copts := []connect.HandlerOption{
+		connect.WithCodec(jsonCodec{}),
+		connect.WithReadMaxBytes(MaxBodyBytes),
+		connect.WithInterceptors(s.errorInterceptor()),
+	}
+	s.errConn = connect.NewErrorWriter(copts...)
+
+	mux := http.NewServeMux()
+	mount := func(path string, h http.Handler, scope string) {
+		mux.Handle(path, s.protect(h, scope, true))
+	}
+	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
+	mount(p, h, ScopeRetrieve)
+	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, grpchealth.HealthV1ServiceName)
+	p, h = grpcreflect.NewHandlerV1(reflector)
+	mount(p, h, ScopeRetrieve)
+	p, h = grpcreflect.NewHandlerV1Alpha(reflector)
+	mount(p, h, ScopeRetrieve)
+	p, h = grpchealth.NewHandler(&checker{ready: s.ready})
+	mount(p, h, "") // probes carry no token
+
+	mux.Handle("POST /v1/retrieve", s.protect(http.HandlerFunc(s.handleRetrieve), ScopeRetrieve, false))
+	mux.Handle("GET /v1/provenance", s.protect(http.HandlerFunc(s.handleProvenance), ScopeRetrieve, false))
+	mux.Handle("POST /v1/documents/{id}/reject", s.protect(http.HandlerFunc(s.handleReject), ScopeAdmin, false))
+	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
+	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	if o.Gatherer != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+	}
+	if o.Webhooks != nil {
+		mux.Handle("/v1/webhooks/", http.MaxBytesHandler(o.Webhooks, MaxWebhookBodyBytes))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, ingestd.Errorf(ingestd.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// protect limits the body and, when tokens are configured and scope is
+// not empty, requires a bearer token holding scope. Connect routes get
+// their errors in the protocol the client speaks.
+func (s *server) protect(h http.Handler, scope string, isConnect bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if scope != "" {
+			if err := s.auth.check(r, scope); err != nil {
+				if isConnect {
+					_ = s.errConn.Write(w, r, connectError(err))
+					return
+				}
+				writeError(w, err)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// requestBody is the REST body of POST /v1/retrieve.
+type requestBody struct {
+	Query            string   `json:"query"`
+	TopK             int      `json:"top_k"`
+	Installations    []string `json:"installations"`
+	Tiers            []string `json:"tiers"`
+	SourceKinds      []string `json:"source_kinds"`
+	Expand           *bool    `json:"expand"`
+	IncludeRejected  *bool    `json:"include_rejected"`
+	ExcludeUntrusted bool     `json:"exclude_untrusted"`
+	RequestID        string   `json:"request_id"`
+}
+
+func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
+	var b requestBody
+	if err := decodeJSON(r.Body, &b); err != nil {
+		writeError(w, err)
+		return
+	}
+	if b.RequestID == "" {
+		b.RequestID = r.Header.Get("X-Request-Id")
+	}
+	resp, err := s.svc.Retrieve(r.Context(), retrieval.Request(b))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.svc.Provenance(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *server) handleReject(w http.ResponseWriter, r *http.Request) {
+	if s.store == nil {
+		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
+		return
+	}
+	id := r.PathValue("id")
+	if err := s.store.SetStatus(r.Context(), id, ingestd.StatusRejected); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"document_id": id, "status": string(ingestd.StatusRejected)})
+}
+
+func (s *server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	if s.store == nil {
+		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
+		return
+	}
+	id := r.PathValue("id")
+	if err := s.store.DeleteDocument(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"document_id": id, "status": string(ingestd.StatusDeleted)})
+}
+
+func (s *server) handleSync(w http.ResponseWriter, r *http.Request) {
+	if s.sync == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errorDetail{Code: "not_implemented", Message: "sync is not available on this server"}})
+		return
+	}
+	id := r.PathValue("id")
+	if err := s.sync(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"installation": id, "status": "queued"})
+}
+
+func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if err := s.ready(r.Context()); err != nil {
+		s.log.Warn("not ready", slog.Any("err", err))
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: ingestd.EUNAVAILABLE, Message: "not ready"}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// fail writes err and logs it when it is a server fault.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if ingestd.ErrorCode(err) == ingestd.EINTERNAL {
+		s.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+	}
+	writeError(w, err)
+}
+
+// decodeJSON decodes one JSON value, refusing unknown fields, trailing
+// data and oversized bodies with EINVALID / ETOOLARGE messages that say
+// what was wrong.
+func decodeJSON(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooLarge *http.MaxBytesError
+		var syntax *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooLarge):
+			return ingestd.Errorf(ingestd.ETOOLARGE, "request body is larger than %d bytes", tooLarge.Limit)
+		case errors.Is(err, io.EOF):
+			return ingestd.Errorf(ingestd.EINVALID, "request body is empty: a JSON object is expected")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return ingestd.Errorf(ingestd.EINVALID, "request body is not valid JSON: it ends early")
+		case errors.As(err, &syntax):
+			return ingestd.Errorf(ingestd.EINVALID, "request body is not valid JSON at byte %d", syntax.Offset)
+		case errors.As(err, &typ):
+			return ingestd.Errorf(ingestd.EINVALID, "request body: field %q must be %s", typ.Field, typ.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return ingestd.Errorf(ingestd.EINVALID, "request body has an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		default:
+			return ingestd.Errorf(ingestd.EINVALID, "request body: %v", err)
+		}
+	}
+	if dec.More() {
+		return ingestd.Errorf(ingestd.EINVALID, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// httpStatus maps an application error code to an HTTP status.
+func httpStatus(code string) int {
+	switch code {
+	case ingestd.EINVALID:
+		return http.StatusBadRequest
+	case ingestd.ENOTFOUND:
+		return http.StatusNotFound
+	case ingestd.ECONFLICT:
+		return http.StatusConflict
+	case ingestd.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case ingestd.EFORBIDDEN:
+		return http.StatusForbidden
+	case ingestd.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	case ingestd.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code := ingestd.ErrorCode(err)
+	if code == ingestd.EUNAUTHORIZED {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="ingestd"`)
+	}
+	writeJSON(w, httpStatus(code), errorBody{Error: errorDetail{Code: code, Message: ingestd.ErrorMessage(err)}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// checker answers gRPC health from Ready.
+type checker struct{ ready func(context.Context) error }
+
+func (c *checker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	switch req.Service {
+	case "", ingestdv1connect.RetrievalServiceName:
+	default:
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q", req.Service))
+	}
+	if err := c.ready(ctx); err != nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/ingestd/ingestd"
+	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
+	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/internal/wire"
+)
+
+var _ ingestdv1connect.RetrievalServiceHandler = (*connectService)(nil)
+
+// connectService is the RetrievalService over connect-go.
+type connectService struct {
+	svc *retrieval.Service
+}
+
+func (c *connectService) Retrieve(ctx context.Context, req *connect.Request[ingestdv1.RetrieveRequest]) (*connect.Response[ingestdv1.RetrieveResponse], error) {
+	r := wire.RequestFromProto(req.Msg)
+	if r.RequestID == "" {
+		r.RequestID = req.Header().Get("X-Request-Id")
+	}
+	resp, err := c.svc.Retrieve(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(wire.ResponseToProto(resp)), nil
+}
+
+func (c *connectService) Provenance(ctx context.Context, _ *connect.Request[ingestdv1.ProvenanceRequest]) (*connect.Response[ingestdv1.ProvenanceReport], error) {
+	rep, err := c.svc.Provenance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(wire.ReportToProto(rep)), nil
+}
+
+// errorInterceptor maps application errors to connect codes and logs
+// internal ones; the message of an internal error never leaves.
+func (s *server) errorInterceptor() connect.Interceptor {
+	return connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			resp, err := next(ctx, req)
+			if err == nil {
+				return resp, nil
+			}
+			var ce *connect.Error
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			if ingestd.ErrorCode(err) == ingestd.EINTERNAL {
+				s.log.Error("request failed", "procedure", req.Spec().Procedure, "err", err)
+			}
+			return nil, connectError(err)
+		}
+	})
+}
+
+// connectError converts an application error to a connect error.
+func connectError(err error) *connect.Error {
+	code := connect.CodeInternal
+	switch ingestd.ErrorCode(err) {
+	case ingestd.EINVALID:
+		code = connect.CodeInvalidArgument
+	case ingestd.ENOTFOUND:
+		code = connect.CodeNotFound
+	case ingestd.ECONFLICT:
+		code = connect.CodeAlreadyExists
+	case ingestd.EUNAUTHORIZED:
+		code = connect.CodeUnauthenticated
+	case ingestd.EFORBIDDEN:
+		code = connect.CodePermissionDenied
+	case ingestd.EUNAVAILABLE:
+		code = connect.CodeUnavailable
+	case ingestd.ETOOLARGE:
+		code = connect.CodeResourceExhausted
+	}
+	return connect.NewError(code, errors.New(ingestd.ErrorMessage(err)))
+}
+
+// jsonCodec is Connect's JSON with the proto field names (top_k,
+// tools_allowed) and every field present, so Connect JSON reads like the
+// REST JSON: a false tools_allowed is written, not omitted.
+type jsonCodec struct{}
+
+func (jsonCodec) Name() string { return "json" }
+
+func (jsonCodec) Marshal(v any) ([]byte, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return nil, errors.New("json codec: not a proto message")
+	}
+	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(m)
+}
+
+func (jsonCodec) Unmarshal(b []byte, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return errors.New("json codec: not a proto message")
+	}
+	return protojson.UnmarshalOptions{}.Unmarshal(b, m)
+}

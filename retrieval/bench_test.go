@@ -1,0 +1,175 @@
+package retrieval_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/store/sqlite"
+)
+
+// timedStore measures the time spent in Tiers, the store half of the
+// verdict.
+type timedStore struct {
+	ingestd.Store
+	mu               sync.Mutex
+	tiers, text, vec time.Duration
+}
+
+func (s *timedStore) add(d *time.Duration, start time.Time) {
+	s.mu.Lock()
+	*d += time.Since(start)
+	s.mu.Unlock()
+}
+
+func (s *timedStore) SearchText(ctx context.Context, q string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	defer s.add(&s.text, time.Now())
+	return s.Store.SearchText(ctx, q, f, limit)
+}
+
+func (s *timedStore) SearchVector(ctx context.Context, v []float32, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	defer s.add(&s.vec, time.Now())
+	return s.Store.SearchVector(ctx, v, f, limit)
+}
+
+func (s *timedStore) Tiers(ctx context.Context, ids []string) (map[string]ingestd.Tier, error) {
+	defer s.add(&s.tiers, time.Now())
+	return s.Store.Tiers(ctx, ids)
+}
+
+var benchStores sync.Map // chunks -> *benchStore
+
+type benchStore struct {
+	once sync.Once
+	s    *sqlite.Store
+	syn  *corpus.Synthetic
+	err  error
+}
+
+// mustBenchStore builds (once per size and process) a store holding a
+// synthetic corpus of about n chunks in a temporary directory.
+func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
+	b.Helper()
+	v, _ := benchStores.LoadOrStore(n, &benchStore{})
+	bs := v.(*benchStore)
+	bs.once.Do(func() {
+		dir, err := os.MkdirTemp("", "ingestd-bench")
+		if err != nil {
+			bs.err = err
+			return
+		}
+		benchDirs = append(benchDirs, dir)
+		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"), nil)
+		if bs.err != nil {
+			return
+		}
+		bs.syn = corpus.NewSynthetic(n, 1)
+		bs.err = corpus.Put(context.Background(), bs.s, embedder.NewLexical(corpus.Dims), bs.syn.Docs...)
+	})
+	if bs.err != nil {
+		b.Fatalf("bench store: %v", bs.err)
+	}
+	return bs.s, bs.syn
+}
+
+var benchDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchStores.Range(func(_, v any) bool {
+		if s := v.(*benchStore).s; s != nil {
+			s.Close()
+		}
+		return true
+	})
+	for _, d := range benchDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkRetrieve measures the full call (three blocks and the verdict,
+// default options, top_k 8) over a synthetic corpus, and reports p50/p99
+// latency and the verdict's share: the time in the one store.Tiers call
+// plus firewall.Decide over the served documents, against the whole call.
+func BenchmarkRetrieve(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			s, syn := mustBenchStore(b, n)
+			ts := &timedStore{Store: s}
+			svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(corpus.Dims)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			// Warm the store's indexes.
+			if _, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[0]}); err != nil {
+				b.Fatal(err)
+			}
+			ts.tiers, ts.text, ts.vec = 0, 0, 0
+			durs := make([]time.Duration, 0, b.N)
+			var total, decide time.Duration
+			var blocked, served int
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				resp, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[i%len(syn.Queries)]})
+				d := time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, d)
+				total += d
+				// Decide again over the same input, to time it alone.
+				ids := docIDs(resp)
+				tiers := map[string]ingestd.Tier{}
+				for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+					for _, c := range blk {
+						tiers[c.DocumentID] = ingestd.Tier(c.Tier)
+					}
+				}
+				ds := time.Now()
+				firewall.Decide(ingestd.ModeEnforce, ids, tiers)
+				decide += time.Since(ds)
+				served += len(resp.Primary) + len(resp.Expanded) + len(resp.Rejected)
+				if !resp.Verdict.ToolsAllowed {
+					blocked++
+				}
+			}
+			b.StopTimer()
+			slices.Sort(durs)
+			b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
+			b.ReportMetric(ms(durs[min(len(durs)-1, len(durs)*99/100)]), "p99-ms")
+			b.ReportMetric(100*float64(ts.tiers+decide)/float64(total), "verdict-%")
+			b.ReportMetric(float64(served)/float64(len(durs)), "chunks/op")
+			// Time inside the store's rankers, summed over calls (they run
+			// concurrently, so these overlap).
+			b.ReportMetric(ms(ts.text)/float64(len(durs)), "text-search-ms/op")
+			b.ReportMetric(ms(ts.vec)/float64(len(durs)), "vector-search-ms/op")
+			b.ReportMetric(100*float64(blocked)/float64(len(durs)), "blocked-%")
+		})
+	}
+}
+
+func docIDs(resp *retrieval.Response) []string {
+	var ids []string
+	for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+		for _, c := range blk {
+			ids = append(ids, c.DocumentID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,126 @@
+// Package client is the Go client chat backends and agents use to call
+// ingestd's retrieval service, and the gate that applies the turn-level
+// tool-firewall verdict to the tools a turn may use.
+//
+// The gate fails closed: a blocked verdict, an absent one and a malformed
+// one all leave the turn without tools. Only an explicit FailOpen option
+// changes the last two; nothing changes the first. Put Chunk.Fenced, never
+// Chunk.Text, into a prompt.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	"github.com/ingestd/ingestd"
+	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
+	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/internal/wire"
+)
+
+// Options configures a Client; nil means defaults.
+type Options struct {
+	// HTTPClient carries the calls; nil means http.DefaultClient. Plain
+	// gRPC without TLS needs a client whose transport speaks h2c.
+	HTTPClient connect.HTTPClient
+	// Token is sent as a bearer token when set.
+	Token string
+	// GRPC speaks gRPC instead of the Connect protocol.
+	GRPC bool
+}
+
+// Client calls the retrieval service. It is safe for concurrent use.
+type Client struct {
+	rpc ingestdv1connect.RetrievalServiceClient
+}
+
+// New returns a client for the server at baseURL ("http://127.0.0.1:7700").
+func New(baseURL string, o *Options) *Client {
+	if o == nil {
+		o = &Options{}
+	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	var opts []connect.ClientOption
+	if o.GRPC {
+		opts = append(opts, connect.WithGRPC())
+	}
+	if o.Token != "" {
+		opts = append(opts, connect.WithInterceptors(bearer(o.Token)))
+	}
+	return &Client{rpc: ingestdv1connect.NewRetrievalServiceClient(hc, strings.TrimRight(baseURL, "/"), opts...)}
+}
+
+func bearer(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			return next(ctx, req)
+		}
+	}
+}
+
+// Response is a retrieval answer as the client received it. Verdict is nil
+// when the server sent none; AllowedTools then allows nothing.
+type Response struct {
+	Primary, Expanded, Rejected []retrieval.Chunk
+	Verdict                     *ingestd.Verdict
+	ExcludedUntrustedDocuments  int
+}
+
+// Retrieve asks the service. Errors are *ingestd.Error with the code the
+// server answered (EINVALID for a bad top_k, EUNAUTHORIZED, EFORBIDDEN,
+// EUNAVAILABLE when it cannot be reached, ...).
+func (c *Client) Retrieve(ctx context.Context, r retrieval.Request) (*Response, error) {
+	resp, err := c.rpc.Retrieve(ctx, connect.NewRequest(wire.RequestToProto(r)))
+	if err != nil {
+		return nil, fromConnect("retrieve", err)
+	}
+	out, v := wire.ResponseFromProto(resp.Msg)
+	return &Response{Primary: out.Primary, Expanded: out.Expanded, Rejected: out.Rejected, Verdict: v,
+		ExcludedUntrustedDocuments: out.ExcludedUntrustedDocuments}, nil
+}
+
+// Provenance returns the corpus report.
+func (c *Client) Provenance(ctx context.Context) (provenance.Report, error) {
+	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{}))
+	if err != nil {
+		return provenance.Report{}, fromConnect("provenance", err)
+	}
+	return wire.ReportFromProto(resp.Msg), nil
+}
+
+// fromConnect turns a connect error into an *ingestd.Error.
+func fromConnect(op string, err error) error {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	code := ingestd.EINTERNAL
+	switch ce.Code() {
+	case connect.CodeInvalidArgument:
+		code = ingestd.EINVALID
+	case connect.CodeNotFound:
+		code = ingestd.ENOTFOUND
+	case connect.CodeAlreadyExists:
+		code = ingestd.ECONFLICT
+	case connect.CodeUnauthenticated:
+		code = ingestd.EUNAUTHORIZED
+	case connect.CodePermissionDenied:
+		code = ingestd.EFORBIDDEN
+	case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
+		code = ingestd.EUNAVAILABLE
+	case connect.CodeResourceExhausted:
+		code = ingestd.ETOOLARGE
+	}
+	return ingestd.Errorf(code, "%s: %s", op, ce.Message())
+}

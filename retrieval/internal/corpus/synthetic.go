@@ -1,0 +1,100 @@
+package corpus
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/ingestd/ingestd"
+)
+
+// Synthetic is a generated corpus for benchmarks: text drawn from a Zipf
+// distribution over a made-up vocabulary (so a few words are everywhere
+// and most are rare, as in real text), documents of four chunks, links
+// between documents (threads, cross-references, parents), a mix of tiers
+// and some rejected documents.
+type Synthetic struct {
+	Docs    []Doc
+	Queries []string
+}
+
+// NewSynthetic generates about chunks chunks (rounded to whole documents)
+// and 256 queries, deterministically from seed.
+func NewSynthetic(chunks int, seed uint64) *Synthetic {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	vocab := vocabulary(r, 8000)
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(seed+1, seed+2)), 1.07, 2, uint64(len(vocab)-1))
+	words := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[zipf.Uint64()]
+		}
+		return strings.Join(w, " ")
+	}
+	const perDoc = 4
+	insts := []struct {
+		id, kind string
+		tier     ingestd.Tier
+	}{
+		{"handbook", "files", ingestd.TierTrustedInternal},
+		{"repo", "github", ingestd.TierTrustedInternal},
+		{"support", "imap", ingestd.TierUntrustedExternal},
+		{"legacy", "files", ""},
+		{"bots", "webhook", ingestd.TierMachineGenerated},
+	}
+	s := &Synthetic{}
+	n := (chunks + perDoc - 1) / perDoc
+	for i := range n {
+		in := insts[i%len(insts)]
+		d := Doc{Installation: in.id, Kind: in.kind, ExternalID: fmt.Sprintf("doc-%06d", i), Title: words(4), Tier: in.tier}
+		if in.id == "repo" && r.IntN(4) == 0 {
+			d.Tier = ingestd.TierUntrustedExternal // a stranger's comment in a member's repo
+		}
+		if r.IntN(30) == 0 {
+			d.Status = ingestd.StatusRejected
+		}
+		for range perDoc {
+			d.Chunks = append(d.Chunks, words(40+r.IntN(60)))
+		}
+		// Links to earlier documents of the same installation.
+		if i >= len(insts)*4 {
+			back := func() string { return fmt.Sprintf("doc-%06d", i-len(insts)*(1+r.IntN(min(200, i/len(insts))))) }
+			switch r.IntN(3) {
+			case 0:
+				d.Links = append(d.Links, Link{To: back(), Relation: "parent"})
+			case 1:
+				d.Links = append(d.Links, Link{To: back(), Relation: "thread"})
+			}
+			if r.IntN(3) == 0 {
+				d.Links = append(d.Links, Link{To: back(), Relation: "xref"})
+			}
+		}
+		s.Docs = append(s.Docs, d)
+	}
+	for range 256 {
+		s.Queries = append(s.Queries, words(2+r.IntN(3)))
+	}
+	return s
+}
+
+// vocabulary makes n distinct pronounceable words.
+func vocabulary(r *rand.Rand, n int) []string {
+	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
+	seen := map[string]bool{}
+	out := make([]string, 0, n)
+	for len(out) < n {
+		var b strings.Builder
+		for range 1 + r.IntN(3) {
+			b.WriteByte(cons[r.IntN(len(cons))])
+			b.WriteByte(vows[r.IntN(len(vows))])
+		}
+		if r.IntN(2) == 0 {
+			b.WriteByte(cons[r.IntN(len(cons))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}

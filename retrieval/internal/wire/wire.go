@@ -1,0 +1,140 @@
+// Package wire converts between package retrieval's types and the
+// generated protobuf messages, for the server (retrieval/api) and the
+// client (retrieval/client). It copies fields; it never decides anything.
+package wire
+
+import (
+	"github.com/ingestd/ingestd"
+	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
+	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd/retrieval"
+)
+
+// RequestFromProto converts a request message.
+func RequestFromProto(m *ingestdv1.RetrieveRequest) retrieval.Request {
+	return retrieval.Request{
+		Query: m.GetQuery(), TopK: int(m.GetTopK()),
+		Installations: m.GetInstallations(), Tiers: m.GetTiers(), SourceKinds: m.GetSourceKinds(),
+		Expand: m.Expand, IncludeRejected: m.IncludeRejected,
+		ExcludeUntrusted: m.GetExcludeUntrusted(), RequestID: m.GetRequestId(),
+	}
+}
+
+// RequestToProto converts a request.
+func RequestToProto(r retrieval.Request) *ingestdv1.RetrieveRequest {
+	return &ingestdv1.RetrieveRequest{
+		Query: r.Query, TopK: int32(min(max(r.TopK, -1), retrieval.MaxTopK+1)),
+		Installations: r.Installations, Tiers: r.Tiers, SourceKinds: r.SourceKinds,
+		Expand: r.Expand, IncludeRejected: r.IncludeRejected,
+		ExcludeUntrusted: r.ExcludeUntrusted, RequestId: r.RequestID,
+	}
+}
+
+// ResponseToProto converts a response.
+func ResponseToProto(r *retrieval.Response) *ingestdv1.RetrieveResponse {
+	v := r.Verdict
+	return &ingestdv1.RetrieveResponse{
+		Primary: chunksToProto(r.Primary), Expanded: chunksToProto(r.Expanded), Rejected: chunksToProto(r.Rejected),
+		Verdict: &ingestdv1.Verdict{
+			ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
+			UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
+		},
+		ExcludedUntrustedDocuments: int32(r.ExcludedUntrustedDocuments),
+	}
+}
+
+// ResponseFromProto converts a response message. An absent verdict stays
+// absent (nil): the gate treats it as blocked.
+func ResponseFromProto(m *ingestdv1.RetrieveResponse) (*retrieval.Response, *ingestd.Verdict) {
+	r := &retrieval.Response{
+		Primary: chunksFromProto(m.GetPrimary()), Expanded: chunksFromProto(m.GetExpanded()), Rejected: chunksFromProto(m.GetRejected()),
+		ExcludedUntrustedDocuments: int(m.GetExcludedUntrustedDocuments()),
+	}
+	pv := m.GetVerdict()
+	if pv == nil {
+		return r, nil
+	}
+	ids := pv.GetUntrustedDocumentIds()
+	if ids == nil {
+		ids = []string{}
+	}
+	r.Verdict = ingestd.Verdict{
+		ToolsAllowed: pv.GetToolsAllowed(), Mode: pv.GetMode(), Reason: pv.GetReason(),
+		UntrustedDocumentIDs: ids, WouldBlock: pv.GetWouldBlock(),
+	}
+	v := r.Verdict
+	return r, &v
+}
+
+func chunksToProto(cs []retrieval.Chunk) []*ingestdv1.Chunk {
+	out := make([]*ingestdv1.Chunk, len(cs))
+	for i, c := range cs {
+		out[i] = &ingestdv1.Chunk{
+			ChunkId: c.ChunkID, DocumentId: c.DocumentID, Installation: c.Installation,
+			SourceKind: c.SourceKind, Uri: c.URI, Title: c.Title, Tier: c.Tier, Score: c.Score,
+			Fenced: c.Fenced, Text: c.Text, Via: c.Via, HeadingPath: c.HeadingPath,
+		}
+	}
+	return out
+}
+
+func chunksFromProto(cs []*ingestdv1.Chunk) []retrieval.Chunk {
+	out := make([]retrieval.Chunk, len(cs))
+	for i, c := range cs {
+		out[i] = retrieval.Chunk{
+			ChunkID: c.GetChunkId(), DocumentID: c.GetDocumentId(), Installation: c.GetInstallation(),
+			SourceKind: c.GetSourceKind(), URI: c.GetUri(), Title: c.GetTitle(), Tier: c.GetTier(),
+			Score: c.GetScore(), Fenced: c.GetFenced(), Text: c.GetText(), Via: c.GetVia(),
+			HeadingPath: c.GetHeadingPath(),
+		}
+	}
+	return out
+}
+
+// ReportToProto converts the corpus report.
+func ReportToProto(r provenance.Report) *ingestdv1.ProvenanceReport {
+	m := &ingestdv1.ProvenanceReport{
+		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared),
+		ExternallyAuthored: int64(r.ExternallyAuthored), ExternallyAuthoredPct: r.ExternallyAuthoredPct,
+		Tiers:  sharesToProto(r.Tiers),
+		Policy: &ingestdv1.ReportPolicy{FirewallMode: r.Policy.FirewallMode},
+	}
+	for _, in := range r.Installations {
+		m.Installations = append(m.Installations, &ingestdv1.InstallationReport{
+			Id: in.ID, Kind: in.Kind, Tier: in.Tier, Documents: int64(in.Documents), Tiers: sharesToProto(in.Tiers),
+		})
+	}
+	return m
+}
+
+// ReportFromProto converts a report message.
+func ReportFromProto(m *ingestdv1.ProvenanceReport) provenance.Report {
+	r := provenance.Report{
+		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()),
+		ExternallyAuthored: int(m.GetExternallyAuthored()), ExternallyAuthoredPct: m.GetExternallyAuthoredPct(),
+		Tiers: sharesFromProto(m.GetTiers()), Installations: []provenance.InstallationReport{},
+		Policy: provenance.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode()},
+	}
+	for _, in := range m.GetInstallations() {
+		r.Installations = append(r.Installations, provenance.InstallationReport{
+			ID: in.GetId(), Kind: in.GetKind(), Tier: in.GetTier(), Documents: int(in.GetDocuments()), Tiers: sharesFromProto(in.GetTiers()),
+		})
+	}
+	return r
+}
+
+func sharesToProto(ss []provenance.TierShare) []*ingestdv1.TierShare {
+	out := make([]*ingestdv1.TierShare, len(ss))
+	for i, s := range ss {
+		out[i] = &ingestdv1.TierShare{Tier: s.Tier, Count: int64(s.Count), Pct: s.Pct}
+	}
+	return out
+}
+
+func sharesFromProto(ss []*ingestdv1.TierShare) []provenance.TierShare {
+	out := make([]provenance.TierShare, len(ss))
+	for i, s := range ss {
+		out[i] = provenance.TierShare{Tier: s.GetTier(), Count: int(s.GetCount()), Pct: s.GetPct()}
+	}
+	return out
+}

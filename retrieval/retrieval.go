@@ -1,0 +1,808 @@
+// Package retrieval answers queries over the store: hybrid ranking
+// (full-text and vector candidates fused by reciprocal rank fusion), the
+// three blocks of an answer (primary, expanded, rejected) and the
+// turn-level tool-firewall verdict computed over all three.
+//
+// It serves only fenced chunks as the store holds them (fenced at ingest)
+// and never fences, unfences or reads chunk content to decide anything
+// about trust. The verdict is computed from the store's tiers with one
+// Tiers call over the served documents, never from the request.
+//
+// When to use Request.ExcludeUntrusted: a turn that must be able to act
+// (an agent step that will call a tool whatever it reads) asks for grounding
+// that allows tools instead of gambling on what retrieval brings. The
+// answer then leaves untrusted-external and unknown-tier documents out of
+// all three blocks, says how many it left out, and its verdict allows
+// tools honestly. A turn that answers a question (quoting a customer's
+// mail is fine) should not set it: it would hide what the outside said.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/provenance"
+)
+
+// Defaults and bounds.
+const (
+	DefaultTopK        = 8
+	MaxTopK            = 100
+	DefaultPerDocument = 3
+	DefaultExpandCap   = 20
+	DefaultRejectedCap = 3
+	// DefaultRejectedMinScore is the cosine similarity between the query
+	// vector and a rejected chunk below which the chunk is not shown: a
+	// dismissed approach is only worth prompt space when it is about the
+	// question. Tuned on the lexical embedder, whose signed feature hashing
+	// gives unrelated short texts cosines up to about 0.2 while texts that
+	// share the query's distinctive words score 0.35 and above. Semantic
+	// embedders sit higher overall; 0.3-0.45 suits most of them.
+	DefaultRejectedMinScore = 0.25
+	// MaxQueryBytes bounds a query's length.
+	MaxQueryBytes = 4096
+
+	rrfK         = 60 // reciprocal rank fusion constant
+	minCandidate = 50 // candidates fetched per ranker, at least
+)
+
+// Relations an expanded chunk can come through besides the stored link
+// relations ("thread", "reply", "parent", "xref", "link", ...).
+const (
+	ViaAdjacent = "adjacent" // the chunk before or after a primary chunk
+	ViaSibling  = "sibling"  // another child of a primary document's parent
+)
+
+// Options configures a Service. Store and Embedder are required.
+type Options struct {
+	Store    ingestd.Store
+	Embedder ingestd.Embedder
+	// FirewallMode is a mode as returned by firewall.ParseMode; empty means
+	// enforce.
+	FirewallMode string
+	// Installations are the configured installations, for the provenance
+	// report.
+	Installations []ingestd.Installation
+	// PerDocument is the most chunks of one document in primary; 0 means 3.
+	PerDocument int
+	// ExpandCap bounds the expanded block; 0 means 20.
+	ExpandCap int
+	// RejectedCap bounds the rejected block; 0 means 3.
+	RejectedCap int
+	// RejectedMinScore is the query similarity a rejected chunk needs to be
+	// shown; 0 means DefaultRejectedMinScore.
+	RejectedMinScore float64
+	Logger           *slog.Logger
+	// Registerer receives the retrieval metrics; nil means no metrics.
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// Service answers retrieval requests. It is safe for concurrent use.
+type Service struct {
+	store    ingestd.Store
+	embedder ingestd.Embedder
+	mode     string
+	insts    []ingestd.Installation
+	perDoc   int
+	expCap   int
+	rejCap   int
+	rejMin   float64
+	log      *slog.Logger
+	now      func() time.Time
+	verdicts *prometheus.CounterVec
+	latency  prometheus.Histogram
+}
+
+// New returns a Service. It fails when Store or Embedder is missing, when
+// FirewallMode is not a valid mode, or when the metrics cannot be
+// registered.
+func New(o Options) (*Service, error) {
+	if o.Store == nil || o.Embedder == nil {
+		return nil, fmt.Errorf("retrieval: store and embedder are required")
+	}
+	mode := o.FirewallMode
+	if mode == "" {
+		mode = ingestd.ModeEnforce
+	}
+	mode, err := firewall.ParseMode(mode)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	s := &Service{
+		store: o.Store, embedder: o.Embedder, mode: mode,
+		insts:  slices.Clone(o.Installations),
+		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
+		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
+		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
+		rejMin: o.RejectedMinScore,
+		log:    o.Logger, now: o.Now,
+	}
+	if s.rejMin == 0 {
+		s.rejMin = DefaultRejectedMinScore
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.verdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ingestd_retrieval_verdicts_total",
+		Help: "Retrieval verdicts by firewall mode, reason and whether tools were blocked.",
+	}, []string{"mode", "reason", "blocked"})
+	s.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "ingestd_retrieval_duration_seconds",
+		Help:    "Time to answer a retrieval request (three blocks and the verdict).",
+		Buckets: []float64{.001, .002, .004, .008, .015, .03, .06, .125, .25, .5, 1, 2.5},
+	})
+	if o.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.verdicts, s.latency} {
+			if err := o.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("retrieval: register metrics: %w", err)
+			}
+		}
+	}
+	return s, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Mode returns the firewall mode the service decides with.
+func (s *Service) Mode() string { return s.mode }
+
+// Request is one retrieval query.
+type Request struct {
+	Query string `json:"query"`
+	// TopK is the size of the primary block: 0 means 8; 1..100.
+	TopK          int      `json:"top_k,omitempty"`
+	Installations []string `json:"installations,omitempty"`
+	// Tiers narrows by stored tier; "undeclared" (or "") selects documents
+	// without one.
+	Tiers       []string `json:"tiers,omitempty"`
+	SourceKinds []string `json:"source_kinds,omitempty"`
+	// Expand and IncludeRejected default to true when nil.
+	Expand          *bool `json:"expand,omitempty"`
+	IncludeRejected *bool `json:"include_rejected,omitempty"`
+	// ExcludeUntrusted leaves untrusted-external and unknown-tier documents
+	// out of all three blocks, so that a turn that needs tools can ask for
+	// grounding that allows them. Undeclared documents stay in.
+	ExcludeUntrusted bool `json:"exclude_untrusted,omitempty"`
+	// RequestID is carried into the firewall log.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// Response is a retrieval answer. The verdict covers every document of the
+// three blocks.
+type Response struct {
+	Primary  []Chunk         `json:"primary"`
+	Expanded []Chunk         `json:"expanded"`
+	Rejected []Chunk         `json:"rejected"`
+	Verdict  ingestd.Verdict `json:"verdict"`
+	// ExcludedUntrustedDocuments counts the distinct untrusted documents
+	// that exclude_untrusted left out of the blocks they would have been in.
+	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
+}
+
+// Chunk is one served chunk. Fenced is the only field meant for a prompt.
+//
+// Score means, per block: primary, the reciprocal-rank-fusion score of the
+// full-text and vector rankings; expanded and rejected, the cosine
+// similarity of the chunk's vector to the query's.
+type Chunk struct {
+	ChunkID      string `json:"chunk_id"`
+	DocumentID   string `json:"document_id"`
+	Installation string `json:"installation"`
+	SourceKind   string `json:"source_kind"`
+	URI          string `json:"uri"`
+	Title        string `json:"title"`
+	// Tier is the document's stored tier as it resolves: "undeclared" for
+	// none, untrusted-external for any value this build does not know.
+	Tier        string   `json:"tier"`
+	Score       float64  `json:"score"`
+	Fenced      string   `json:"fenced"`
+	Text        string   `json:"text"`
+	Via         string   `json:"via,omitempty"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+}
+
+// trustedTiers are the stored tiers exclude_untrusted keeps.
+var trustedTiers = []ingestd.Tier{"", ingestd.TierTrustedInternal, ingestd.TierMachineGenerated}
+
+// plan is a validated request.
+type plan struct {
+	query    string
+	topK     int
+	filter   ingestd.Filter // the caller's narrowing
+	served   ingestd.Filter // what may be served: filter, narrowed by exclude_untrusted
+	expand   bool
+	rejected bool
+	exclude  bool
+	empty    bool // the narrowing leaves nothing to serve
+}
+
+func (s *Service) plan(r Request) (*plan, error) {
+	q := strings.TrimSpace(r.Query)
+	if q == "" {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "query is empty")
+	}
+	if len(q) > MaxQueryBytes {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "query is %d bytes, at most %d are allowed", len(q), MaxQueryBytes)
+	}
+	p := &plan{query: q, topK: r.TopK, expand: r.Expand == nil || *r.Expand,
+		rejected: r.IncludeRejected == nil || *r.IncludeRejected, exclude: r.ExcludeUntrusted}
+	switch {
+	case p.topK == 0:
+		p.topK = DefaultTopK
+	case p.topK < 0 || p.topK > MaxTopK:
+		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be between 1 and %d, got %d", MaxTopK, r.TopK)
+	}
+	p.filter = ingestd.Filter{Installations: nonEmpty(r.Installations), SourceKinds: nonEmpty(r.SourceKinds)}
+	for _, t := range r.Tiers {
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "" || t == provenance.Undeclared:
+			p.filter.Tiers = append(p.filter.Tiers, "")
+		case provenance.Valid(ingestd.Tier(t)):
+			p.filter.Tiers = append(p.filter.Tiers, ingestd.Tier(t))
+		default:
+			return nil, ingestd.Errorf(ingestd.EINVALID, "tier %q is not one of %s, %s", t, provenance.ValidList(), provenance.Undeclared)
+		}
+	}
+	p.served = p.filter
+	if p.exclude {
+		if len(p.filter.Tiers) == 0 {
+			p.served.Tiers = trustedTiers
+		} else {
+			p.served.Tiers = nil
+			for _, t := range p.filter.Tiers {
+				if !provenance.Untrusted(t) {
+					p.served.Tiers = append(p.served.Tiers, t)
+				}
+			}
+			p.empty = len(p.served.Tiers) == 0
+		}
+	}
+	return p, nil
+}
+
+func nonEmpty(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Retrieve answers r. It returns EINVALID for an empty or overlong query, a
+// top_k outside 1..100 and an unknown tier filter; store and embedder errors
+// pass through. Every served chunk's Fenced is the store's, fenced at
+// ingest.
+func (s *Service) Retrieve(ctx context.Context, r Request) (*Response, error) {
+	start := s.now()
+	p, err := s.plan(r)
+	if err != nil {
+		return nil, err
+	}
+	vecs, err := s.embedder.Embed(ctx, []string{p.query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("embed query: embedder returned %d vectors for 1 text", len(vecs))
+	}
+	a := &answer{s: s, p: p, qv: vecs[0], excluded: map[string]bool{}}
+	if err := a.run(ctx); err != nil {
+		return nil, err
+	}
+	resp, err := a.response(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.record(resp.Verdict, r.RequestID)
+	s.latency.Observe(s.now().Sub(start).Seconds())
+	return resp, nil
+}
+
+// record logs and counts a verdict.
+func (s *Service) record(v ingestd.Verdict, requestID string) {
+	s.verdicts.WithLabelValues(v.Mode, v.Reason, fmt.Sprint(!v.ToolsAllowed)).Inc()
+	if !v.ToolsAllowed || v.WouldBlock {
+		s.log.Warn("provenance.tool_firewall.blocked",
+			slog.String("mode", v.Mode),
+			slog.String("reason", v.Reason),
+			slog.Bool("tools_allowed", v.ToolsAllowed),
+			slog.Any("untrusted_document_ids", v.UntrustedDocumentIDs),
+			slog.String("request_id", requestID))
+	}
+}
+
+// Provenance returns the corpus report beside the firewall mode.
+func (s *Service) Provenance(ctx context.Context) (provenance.Report, error) {
+	counts, err := s.store.CountDocuments(ctx)
+	if err != nil {
+		return provenance.Report{}, fmt.Errorf("count documents: %w", err)
+	}
+	return provenance.BuildReport(counts, s.insts, s.mode), nil
+}
+
+// answer is the work of one Retrieve call.
+type answer struct {
+	s  *Service
+	p  *plan
+	qv []float32
+
+	primary, expanded, rejected []served
+	excluded                    map[string]bool // untrusted documents left out
+}
+
+// served is a chunk chosen for a block with its score and relation.
+type served struct {
+	view  ingestd.ChunkView
+	score float64
+	via   string
+}
+
+// run fills the three blocks. The rejected block is independent of the
+// other two and is computed concurrently with them.
+func (a *answer) run(ctx context.Context) error {
+	var (
+		wg          sync.WaitGroup
+		rejErr      error
+		rejExcluded []string
+	)
+	if a.p.rejected {
+		wg.Go(func() { rejExcluded, rejErr = a.rejectedBlock(ctx) })
+	}
+	err := a.primaryAndExpanded(ctx)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if rejErr != nil {
+		return rejErr
+	}
+	for _, id := range rejExcluded {
+		a.excluded[id] = true
+	}
+	return nil
+}
+
+func (a *answer) primaryAndExpanded(ctx context.Context) error {
+	if !a.p.empty {
+		hits, err := a.fused(ctx, a.p.served, a.candidates(a.p.topK))
+		if err != nil {
+			return err
+		}
+		picked := pickPrimary(hits, a.p.topK, a.s.perDoc)
+		views, err := a.views(ctx, picked)
+		if err != nil {
+			return err
+		}
+		for _, h := range picked {
+			if v, ok := views[h.ChunkID]; ok {
+				a.primary = append(a.primary, served{view: v, score: h.Score})
+			}
+		}
+	}
+	if a.p.exclude {
+		if err := a.countExcludedPrimary(ctx); err != nil {
+			return err
+		}
+	}
+	if a.p.expand && len(a.primary) > 0 {
+		if err := a.expand(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *answer) candidates(n int) int {
+	return max(4*n, minCandidate)
+}
+
+// fused runs both rankers under f, concurrently, and fuses their rankings.
+func (a *answer) fused(ctx context.Context, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	var (
+		wg      sync.WaitGroup
+		text    []ingestd.Hit
+		textErr error
+	)
+	wg.Go(func() { text, textErr = a.s.store.SearchText(ctx, a.p.query, f, limit) })
+	vf := f
+	vf.EmbedderID = a.s.embedder.ID() // compare only with vectors the same embedder made
+	vec, err := a.s.store.SearchVector(ctx, a.qv, vf, limit)
+	wg.Wait()
+	if textErr != nil {
+		return nil, fmt.Errorf("search text: %w", textErr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search vector: %w", err)
+	}
+	// A chunk with no similarity at all is not a vector candidate.
+	vec = slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score <= 0 })
+	return Fuse(text, vec), nil
+}
+
+// Fuse merges rankings by reciprocal rank fusion (k = 60): a chunk scores
+// the sum of 1/(60+rank) over the rankings it appears in, rank from 1.
+// Ties are broken by chunk id so the order is deterministic.
+func Fuse(rankings ...[]ingestd.Hit) []ingestd.Hit {
+	idx := map[string]int{}
+	var out []ingestd.Hit
+	for _, ranking := range rankings {
+		for i, h := range ranking {
+			sc := 1 / float64(rrfK+i+1)
+			if j, ok := idx[h.ChunkID]; ok {
+				out[j].Score += sc
+				continue
+			}
+			idx[h.ChunkID] = len(out)
+			out = append(out, ingestd.Hit{ChunkID: h.ChunkID, DocumentID: h.DocumentID, Score: sc})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ChunkID < out[j].ChunkID
+	})
+	return out
+}
+
+// pickPrimary takes the best topK hits with at most perDoc per document.
+func pickPrimary(hits []ingestd.Hit, topK, perDoc int) []ingestd.Hit {
+	var out []ingestd.Hit
+	per := map[string]int{}
+	for _, h := range hits {
+		if len(out) == topK {
+			break
+		}
+		if per[h.DocumentID] == perDoc {
+			continue
+		}
+		per[h.DocumentID]++
+		out = append(out, h)
+	}
+	return out
+}
+
+func (a *answer) views(ctx context.Context, hits []ingestd.Hit) (map[string]ingestd.ChunkView, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ChunkID
+	}
+	vs, err := a.s.store.Chunks(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	m := make(map[string]ingestd.ChunkView, len(vs))
+	for _, v := range vs {
+		m[v.ID] = v
+	}
+	return m, nil
+}
+
+// countExcludedPrimary ranks again without the exclusion and counts the
+// untrusted documents that would have been in primary.
+func (a *answer) countExcludedPrimary(ctx context.Context) error {
+	hits, err := a.fused(ctx, a.p.filter, a.candidates(a.p.topK))
+	if err != nil {
+		return err
+	}
+	return a.countExcluded(ctx, pickPrimary(hits, a.p.topK, a.s.perDoc))
+}
+
+// countExcluded adds the untrusted documents among hits to the excluded set.
+func (a *answer) countExcluded(ctx context.Context, hits []ingestd.Hit) error {
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.DocumentID)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	tiers, err := a.s.store.Tiers(ctx, uniq(ids))
+	if err != nil {
+		return fmt.Errorf("read tiers: %w", err)
+	}
+	for id, t := range tiers {
+		if provenance.Untrusted(t) {
+			a.excluded[id] = true
+		}
+	}
+	return nil
+}
+
+// allowed reports whether a chunk reached by expansion may be served: its
+// document is active and matches the request's narrowing. An untrusted one
+// dropped by exclude_untrusted is counted.
+func (a *answer) allowed(v ingestd.ChunkView) bool {
+	if v.DocumentStatus != ingestd.StatusActive {
+		return false
+	}
+	f := a.p.filter
+	if len(f.Installations) > 0 && !slices.Contains(f.Installations, v.Installation) {
+		return false
+	}
+	if len(f.SourceKinds) > 0 && !slices.Contains(f.SourceKinds, v.SourceKind) {
+		return false
+	}
+	if len(f.Tiers) > 0 && !slices.Contains(f.Tiers, v.DocumentTier) {
+		return false
+	}
+	if a.p.exclude && provenance.Untrusted(v.DocumentTier) {
+		a.excluded[v.DocumentID] = true
+		return false
+	}
+	return true
+}
+
+// similarity is the cosine of the chunk's vector and the query's, 0 when
+// the vector was made by another embedder. Vectors are L2-normalised.
+func (a *answer) similarity(c ingestd.Chunk) float64 {
+	if len(c.Embedding) != len(a.qv) || (c.EmbedderID != "" && c.EmbedderID != a.s.embedder.ID()) {
+		return 0
+	}
+	var s float32
+	for i, x := range a.qv {
+		s += x * c.Embedding[i]
+	}
+	return float64(s)
+}
+
+// expand fills the expanded block: documents one link away from primary
+// documents (either direction), the other children of a primary document's
+// parent, and the chunks next to primary chunks. A neighbour document
+// contributes its chunk most similar to the query.
+func (a *answer) expand(ctx context.Context) error {
+	inPrimary := map[string]bool{} // documents
+	chunkSeen := map[string]bool{}
+	var primaryDocs []string
+	for _, c := range a.primary {
+		chunkSeen[c.view.ID] = true
+		if !inPrimary[c.view.DocumentID] {
+			inPrimary[c.view.DocumentID] = true
+			primaryDocs = append(primaryDocs, c.view.DocumentID)
+		}
+	}
+	links, err := a.s.store.Links(ctx, primaryDocs)
+	if err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	sortLinks(links)
+	via := map[string]string{} // neighbour document -> relation
+	var neighbours []string
+	add := func(doc, rel string) {
+		if inPrimary[doc] || via[doc] != "" {
+			return
+		}
+		via[doc] = rel
+		neighbours = append(neighbours, doc)
+	}
+	var parents []string
+	for _, l := range links {
+		if inPrimary[l.From] {
+			add(l.To, l.Relation)
+			if l.Relation == "parent" {
+				parents = append(parents, l.To)
+			}
+		}
+		if inPrimary[l.To] {
+			add(l.From, l.Relation)
+		}
+	}
+	if len(parents) > 0 {
+		pl, err := a.s.store.Links(ctx, uniq(parents))
+		if err != nil {
+			return fmt.Errorf("read sibling links: %w", err)
+		}
+		sortLinks(pl)
+		isParent := map[string]bool{}
+		for _, p := range parents {
+			isParent[p] = true
+		}
+		for _, l := range pl {
+			if l.Relation == "parent" && isParent[l.To] {
+				add(l.From, ViaSibling)
+			}
+		}
+	}
+
+	// One read for the chunks of primary documents (adjacency) and of
+	// neighbours (their best chunk).
+	all, err := a.s.store.DocumentChunks(ctx, append(slices.Clone(primaryDocs), neighbours...))
+	if err != nil {
+		return fmt.Errorf("read document chunks: %w", err)
+	}
+	byDoc := map[string][]ingestd.ChunkView{}
+	for _, v := range all {
+		byDoc[v.DocumentID] = append(byDoc[v.DocumentID], v)
+	}
+	var out []served
+	for _, c := range a.primary {
+		for _, v := range byDoc[c.view.DocumentID] {
+			if (v.Ordinal == c.view.Ordinal-1 || v.Ordinal == c.view.Ordinal+1) && !chunkSeen[v.ID] {
+				chunkSeen[v.ID] = true
+				out = append(out, served{view: v, score: a.similarity(v.Chunk), via: ViaAdjacent})
+			}
+		}
+	}
+	for _, doc := range neighbours {
+		chunks := byDoc[doc]
+		if len(chunks) == 0 || !a.allowed(chunks[0]) {
+			continue
+		}
+		best, bestScore := chunks[0], a.similarity(chunks[0].Chunk)
+		for _, v := range chunks[1:] {
+			if sc := a.similarity(v.Chunk); sc > bestScore {
+				best, bestScore = v, sc
+			}
+		}
+		out = append(out, served{view: best, score: bestScore, via: via[doc]})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].view.ID < out[j].view.ID
+	})
+	if len(out) > a.s.expCap {
+		out = out[:a.s.expCap]
+	}
+	a.expanded = out
+	return nil
+}
+
+func sortLinks(ls []ingestd.Link) {
+	sort.Slice(ls, func(i, j int) bool {
+		if ls[i].From != ls[j].From {
+			return ls[i].From < ls[j].From
+		}
+		if ls[i].To != ls[j].To {
+			return ls[i].To < ls[j].To
+		}
+		return ls[i].Relation < ls[j].Relation
+	})
+}
+
+// rejectedBlock fills the rejected block: chunks of rejected documents,
+// ranked like primary, one per document, whose similarity to the query
+// reaches RejectedMinScore.
+//
+// It runs concurrently with primary and expansion, so it touches only
+// a.rejected and returns the untrusted documents exclude_untrusted left out.
+func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
+	pick := func(f ingestd.Filter) ([]served, error) {
+		f.Statuses = []ingestd.Status{ingestd.StatusRejected}
+		hits, err := a.fused(ctx, f, a.candidates(a.s.rejCap))
+		if err != nil {
+			return nil, err
+		}
+		hits = pickPrimary(hits, 4*a.s.rejCap, 1)
+		views, err := a.views(ctx, hits)
+		if err != nil {
+			return nil, err
+		}
+		var out []served
+		for _, h := range hits {
+			v, ok := views[h.ChunkID]
+			if !ok || v.DocumentStatus != ingestd.StatusRejected {
+				continue
+			}
+			if sc := a.similarity(v.Chunk); sc >= a.s.rejMin {
+				out = append(out, served{view: v, score: sc})
+				if len(out) == a.s.rejCap {
+					break
+				}
+			}
+		}
+		return out, nil
+	}
+	if !a.p.empty {
+		out, err := pick(a.p.served)
+		if err != nil {
+			return nil, err
+		}
+		a.rejected = out
+	}
+	var excluded []string
+	if a.p.exclude {
+		all, err := pick(a.p.filter)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range all {
+			if provenance.Untrusted(c.view.DocumentTier) {
+				excluded = append(excluded, c.view.DocumentID)
+			}
+		}
+	}
+	return excluded, nil
+}
+
+// response computes the verdict over the three blocks with one Tiers read
+// and builds the answer. Served tiers come from that same read, so what a
+// chunk shows and what the verdict counted agree.
+func (a *answer) response(ctx context.Context) (*Response, error) {
+	var ids []string
+	for _, block := range [][]served{a.primary, a.expanded, a.rejected} {
+		for _, c := range block {
+			ids = append(ids, c.view.DocumentID)
+		}
+	}
+	ids = uniq(ids)
+	tiers := map[string]ingestd.Tier{}
+	if len(ids) > 0 {
+		var err error
+		if tiers, err = a.s.store.Tiers(ctx, ids); err != nil {
+			return nil, fmt.Errorf("read tiers: %w", err)
+		}
+	}
+	v := firewall.Decide(a.s.mode, ids, tiers)
+	if v.UntrustedDocumentIDs == nil {
+		v.UntrustedDocumentIDs = []string{}
+	}
+	resp := &Response{
+		Primary:  a.chunks(a.primary, tiers),
+		Expanded: a.chunks(a.expanded, tiers),
+		Rejected: a.chunks(a.rejected, tiers),
+		Verdict:  v,
+	}
+	if a.p.exclude {
+		resp.ExcludedUntrustedDocuments = len(a.excluded)
+	}
+	return resp, nil
+}
+
+func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []Chunk {
+	out := make([]Chunk, 0, len(block))
+	for _, c := range block {
+		t, ok := tiers[c.view.DocumentID]
+		if !ok {
+			t = c.view.DocumentTier
+		}
+		out = append(out, Chunk{
+			ChunkID: c.view.ID, DocumentID: c.view.DocumentID,
+			Installation: c.view.Installation, SourceKind: c.view.SourceKind,
+			URI: c.view.URI, Title: c.view.Title, Tier: provenance.Name(t),
+			Score: c.score, Fenced: c.view.Fenced, Text: c.view.Text, Via: c.via,
+			HeadingPath: c.view.HeadingPath,
+		})
+	}
+	return out
+}
+
+// uniq returns the distinct strings in first-seen order.
+func uniq(in []string) []string {
+	seen := make(map[string]bool, len(in))
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
