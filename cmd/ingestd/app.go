@@ -16,6 +16,7 @@ import (
 	"github.com/ingestd/ingestd/chunker"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/files"
+	"github.com/ingestd/ingestd/connectors/imap"
 	web "github.com/ingestd/ingestd/connectors/url"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/pipeline"
@@ -27,6 +28,7 @@ import (
 func registry() *connectors.Registry {
 	return connectors.NewRegistry(
 		files.Kind,
+		imap.Kind,
 		web.Kind,
 	)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/imap"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
@@ -151,6 +152,17 @@ func (s *scheduler) start(ctx context.Context, wg *sync.WaitGroup) {
 			defer wg.Done()
 			s.loop(ctx, id)
 		}()
+		// A mailbox with idle: true pushes new mail: a pass runs within
+		// seconds instead of at the next interval.
+		if src, ok := s.a.sources[id].(*imap.Source); ok && src.Config().IDLE {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := src.Watch(ctx, func() { _ = s.queue(id) }); err != nil {
+					s.a.log.Warn("imap.watch_stopped", "installation", id, "error", err.Error())
+				}
+			}()
+		}
 	}
 }
 

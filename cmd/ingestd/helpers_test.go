@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// served is an `ingestd serve` process under test.
+type served struct {
+	cmd  *exec.Cmd
+	base string
+	mu   sync.Mutex
+	logs strings.Builder
+}
+
+var listenRE = regexp.MustCompile(`msg=serve.listening addr=(\S+)`)
+
+// startServe starts the binary and waits for its listening address; the
+// process is stopped with SIGTERM at cleanup and must exit cleanly.
+func startServe(t *testing.T, bin, cfg string, extra ...string) *served {
+	t.Helper()
+	s := &served{cmd: exec.Command(bin, append([]string{"serve", "--config", cfg}, extra...)...)}
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.logs.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := listenRE.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- s.cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve exited with %v\n%s", err, s.log())
+			}
+		case <-time.After(20 * time.Second):
+			_ = s.cmd.Process.Kill()
+			t.Errorf("serve did not stop within 20s of SIGTERM\n%s", s.log())
+		}
+	})
+	select {
+	case a := <-addr:
+		s.base = "http://" + a
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve did not listen within 60s\n%s", s.log())
+	}
+	return s
+}
+
+func (s *served) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+func (s *served) getJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(s.base + path)
+	if err != nil {
+		return nil
+	}
+	return decodeBody(t, resp)
+}
+
+func (s *served) postJSON(t *testing.T, path, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(s.base+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodeBody(t, resp)
+}
+
+func decodeBody(t *testing.T, resp *http.Response) map[string]any {
+	t.Helper()
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v: %s", resp.Request.URL, err, b)
+	}
+	return v
+}
+
+// waitFor polls cond for up to 60s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("condition not met within 60s")
+}
