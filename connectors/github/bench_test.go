@@ -1,0 +1,48 @@
+package github_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/ingestd/ingestd/connectors/github"
+)
+
+// BenchmarkItemFromIssue maps the 100 recorded issues of one listing page.
+func BenchmarkItemFromIssue(b *testing.B) {
+	var issues []*gh.Issue
+	if err := json.Unmarshal(MustRecording(b, "github3py.Repository_issues_state_all.2.json").Body, &issues); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, is := range issues {
+			github.ItemFromIssue("betamaxpy/betamax", is)
+		}
+	}
+}
+
+// BenchmarkSyncIncremental is a pass over the recorded repo when nothing
+// changed: every listing answers 304.
+func BenchmarkSyncIncremental(b *testing.B) {
+	f := MustFakeAPI(b)
+	for _, n := range []string{"0", "1", "2", "3"} {
+		f.record(b, "github3py.Repository_issues_state_all."+n+".json")
+	}
+	f.setJSON(b, "/repos/betamaxpy/betamax/issues/comments", `W/"c0"`, []any{})
+	f.setJSON(b, "/repos/betamaxpy/betamax/pulls/comments", `W/"r0"`, []any{})
+	clock := &fakeClock{now: t0}
+	src := MustSource(b, f, clock, github.Config{Repos: []string{"sigmavirus24/betamax"}, Include: github.Include{Docs: no()}})
+	pass := newRecPass()
+	if err := src.Sync(context.Background(), pass); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		pass.Reset()
+		if err := src.Sync(context.Background(), pass); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
