@@ -24,6 +24,7 @@ type Summary struct {
 	Unchanged    int           `json:"unchanged"`
 	Deleted      int           `json:"deleted"`
 	Failed       int           `json:"failed"`
+	Queued       int           `json:"queued,omitempty"` // item jobs published by SyncDispatch
 	Failures     []Failure     `json:"failures,omitempty"`
 	Complete     bool          `json:"complete"`
 	Duration     time.Duration `json:"duration_ns"`
@@ -36,6 +37,10 @@ type Failure struct {
 }
 
 func (s Summary) String() string {
+	if s.Queued > 0 {
+		return fmt.Sprintf("%s: %d queued, %d unchanged, %d deleted, %d failed in %s",
+			s.Installation, s.Queued, s.Unchanged, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
+	}
 	return fmt.Sprintf("%s: %d added, %d changed, %d unchanged, %d deleted, %d failed in %s",
 		s.Installation, s.Added, s.Changed, s.Unchanged, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
 }
@@ -141,6 +146,8 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 		ps.sum.Unchanged++
 	case Deleted:
 		ps.sum.Deleted++
+	case Queued:
+		ps.sum.Queued++
 	default:
 		ps.sum.Failed++
 		reason := "unknown"

@@ -1,8 +1,9 @@
-# NATS server for the multi-process JetStream tests (nats/multiproc_test.go).
-# Sourced by .ci/services; exports the variable that switches the tests on.
-if ! command -v nats-server >/dev/null 2>&1; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null
+# NATS server for the multi-process JetStream tests (nats/multiproc_test.go):
+# the tests start their own server on a free loopback port.
+ci_apt_install nats-server
+if command -v systemctl >/dev/null 2>&1; then
+  systemctl disable --now nats-server >/dev/null 2>&1 || true
 fi
 nats-server --version
 export INGESTD_TEST_NATS_SERVER="$(command -v nats-server)"
+required_vars+=(INGESTD_TEST_NATS_SERVER)

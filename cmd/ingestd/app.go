@@ -44,6 +44,8 @@ type app struct {
 	insts    map[string]ingestd.Installation
 	order    []string
 	sources  map[string]ingestd.Source
+	// stored, when set (by serve), announces each stored document.
+	stored func(ctx context.Context, doc *ingestd.Document)
 }
 
 var _ pipeline.Installations = (*app)(nil)
@@ -91,7 +93,12 @@ func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
 		Store:    a.store,
 		Embedder: a.embedder,
 		Chunking: &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
-		Logger:   a.log,
+		OnStored: func(ctx context.Context, doc *ingestd.Document) {
+			if a.stored != nil {
+				a.stored(ctx, doc)
+			}
+		},
+		Logger: a.log,
 	})
 	if err != nil {
 		a.store.Close()

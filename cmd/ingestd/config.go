@@ -56,6 +56,17 @@ type NATSConfig struct {
 	TLSKey     string `yaml:"tls_key"`
 	Replicas   int    `yaml:"replicas"`
 	MaxDeliver int    `yaml:"max_deliver"`
+	// Concurrency is how many jobs one worker process runs at once
+	// (default 4); AckWait how long a job may go silent before it is
+	// redelivered (default 30s); MaxMsgSize the largest job (default
+	// 1 MiB); MaxBytes the job stream's cap (default 1 GiB); LeaseTTL
+	// how long a crashed worker's sync lease blocks the installation's
+	// next pass (default 2m).
+	Concurrency int      `yaml:"concurrency"`
+	AckWait     Duration `yaml:"ack_wait"`
+	MaxMsgSize  int32    `yaml:"max_msg_size"`
+	MaxBytes    int64    `yaml:"max_bytes"`
+	LeaseTTL    Duration `yaml:"lease_ttl"`
 }
 
 // EmbedderConfig selects the embedder.

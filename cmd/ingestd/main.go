@@ -38,11 +38,14 @@ const usage = `ingestd — ingest text other people wrote, with provenance and a
 Usage:
   ingestd serve      [--config F] [--role all|api|worker]   run the daemon
   ingestd sync       INSTALLATION [--config F] [--json]      run one sync pass now
+  ingestd sync       INSTALLATION --queue [--config F]       queue a pass for the workers (NATS)
   ingestd ingest     PATH --installation ID [--config F]     ingest one file into an installation
   ingestd search     QUERY [--config F] [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted]
   ingestd provenance [--config F] [--json] [--per-installation]
   ingestd migrate    [--config F]                            apply the store schema
   ingestd reindex    [--config F]                            re-embed chunks made by another embedder
+  ingestd dlq        list [--config F] [--json]              list dead-lettered jobs
+  ingestd dlq        replay ID|--all [--config F]            queue dead-lettered jobs again
   ingestd version
 
 The config file defaults to $INGESTD_CONFIG, then ./ingestd.yaml.
@@ -74,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		{"provenance", runProvenance},
 		{"migrate", runMigrate},
 		{"reindex", runReindex},
+		{"dlq", runDLQ},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {

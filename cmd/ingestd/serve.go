@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/imap"
+	natsq "github.com/ingestd/ingestd/nats"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
@@ -64,12 +65,38 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	// Jobs travel on NATS JetStream: the embedded server under data_dir
+	// without nats.url. Every role schedules (leaderless: the message id
+	// of a pass makes N schedulers queue one job); all and worker consume.
+	jq, err := a.openQueue(ctx, e, true)
+	if err != nil {
+		return err
+	}
+	defer jq.Close()
+	a.stored = func(ctx context.Context, doc *ingestd.Document) {
+		if err := jq.PublishStored(ctx, doc); err != nil {
+			a.log.Warn("store.event_failed", "document", doc.ID, "error", err.Error())
+		}
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	sched := newScheduler(a)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		jq.Schedule(ctx, a.installations(), time.Now)
+	}()
 	if *role != "api" {
-		sched.start(ctx, &wg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), natsq.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency}); err != nil {
+				a.log.Error("worker.stopped", "error", err.Error())
+				cancel()
+			}
+		}()
+		a.watchIdle(ctx, &wg, jq.Queue)
 	}
 
 	h := api.New(api.Options{
@@ -78,13 +105,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Tokens:   tokens,
 		Logger:   a.log,
 		Gatherer: reg,
-		Ready:    a.store.Ping,
-		Sync: func(ctx context.Context, id string) error {
-			if *role == "api" {
-				return ingestd.Errorf(ingestd.EUNAVAILABLE, "this process runs --role api and queues no syncs; run a worker")
+		Ready: func(ctx context.Context) error {
+			if err := jq.ready(); err != nil {
+				return err
 			}
-			return sched.queue(id)
+			return a.store.Ping(ctx)
 		},
+		Sync: func(ctx context.Context, id string) error { return a.queueSync(ctx, jq.Queue, id) },
 	})
 	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
 	if err != nil {
@@ -130,85 +157,25 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 	return out, nil
 }
 
-// scheduler runs each installation's sync pass on its interval and on
-// demand, one pass per installation at a time, in this process.
-type scheduler struct {
-	a     *app
-	kicks map[string]chan struct{}
-}
-
-func newScheduler(a *app) *scheduler {
-	s := &scheduler{a: a, kicks: map[string]chan struct{}{}}
+// watchIdle runs IMAP IDLE for each mailbox that asks for it: new mail
+// queues a sync pass within seconds instead of at the next interval.
+func (a *app) watchIdle(ctx context.Context, wg *sync.WaitGroup, q *natsq.Queue) {
 	for _, id := range a.order {
-		s.kicks[id] = make(chan struct{}, 1)
-	}
-	return s
-}
-
-func (s *scheduler) start(ctx context.Context, wg *sync.WaitGroup) {
-	for _, id := range s.a.order {
+		src, ok := a.sources[id].(*imap.Source)
+		if !ok || !src.Config().IDLE {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.loop(ctx, id)
-		}()
-		// A mailbox with idle: true pushes new mail: a pass runs within
-		// seconds instead of at the next interval.
-		if src, ok := s.a.sources[id].(*imap.Source); ok && src.Config().IDLE {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := src.Watch(ctx, func() { _ = s.queue(id) }); err != nil {
-					s.a.log.Warn("imap.watch_stopped", "installation", id, "error", err.Error())
+			err := src.Watch(ctx, func() {
+				if err := a.queueSync(ctx, q, id); err != nil && ctx.Err() == nil {
+					a.log.Warn("imap.queue_failed", "installation", id, "error", err.Error())
 				}
-			}()
-		}
-	}
-}
-
-// queue asks for a pass of the installation as soon as it is free.
-func (s *scheduler) queue(id string) error {
-	k, ok := s.kicks[id]
-	if !ok {
-		return ingestd.Errorf(ingestd.ENOTFOUND, "no installation %q is configured", id)
-	}
-	select {
-	case k <- struct{}{}:
-	default: // a pass is already queued
-	}
-	return nil
-}
-
-func (s *scheduler) loop(ctx context.Context, id string) {
-	inst, src, _ := s.a.Installation(id)
-	var tick <-chan time.Time
-	if inst.Interval > 0 {
-		t := time.NewTicker(inst.Interval)
-		defer t.Stop()
-		tick = t.C
-		_ = s.queue(id) // a first pass at start
-	}
-	backoff := time.Duration(0)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-		case <-s.kicks[id]:
-		}
-		if backoff > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
+			})
+			if err != nil {
+				a.log.Warn("imap.watch_stopped", "installation", id, "error", err.Error())
 			}
-		}
-		if _, err := s.a.pipe.Sync(ctx, inst, src, nil); err != nil && ctx.Err() == nil {
-			backoff = min(max(2*backoff, 5*time.Second), 5*time.Minute)
-			s.a.log.Warn("sync.failed", "installation", id, "error", err.Error(), "retry_in", backoff.String())
-			_ = s.queue(id) // retry after the backoff, not at the next tick
-			continue
-		}
-		backoff = 0
+		}()
 	}
 }

@@ -17,6 +17,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	queue := fs.Bool("queue", false, "queue the pass on NATS for the workers instead of running it here")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -32,6 +33,18 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	inst, src, err := a.Installation(pos[0])
 	if err != nil {
 		return &usageError{msg: err.Error()}
+	}
+	if *queue {
+		jq, err := a.openQueue(ctx, e, false)
+		if err != nil {
+			return err
+		}
+		defer jq.Close()
+		if err := a.queueSync(ctx, jq.Queue, inst.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s: sync pass queued\n", inst.ID)
+		return nil
 	}
 	prog := newProgress(e.stderr, inst.ID, isTerminal(e.stderr))
 	_, before := a.embedder.Stats()

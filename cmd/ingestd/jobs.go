@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/ingestd/ingestd"
+	natsq "github.com/ingestd/ingestd/nats"
+)
+
+// jobQueue is the JetStream job transport of one process: its connection,
+// the queue on it and, without nats.url, the embedded server.
+type jobQueue struct {
+	*natsq.Queue
+	nc  *nats.Conn
+	emb *natsq.Embedded
+}
+
+// openQueue connects to the NATS that nats.url names, or (embedded true and
+// no url) starts the in-process server under data_dir/nats and connects to
+// it. A one-shot command (embedded false) without nats.url connects to
+// nats.listen, the TCP listener a running serve opened, or fails with a
+// hint: the embedded server lives inside serve.
+func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, error) {
+	c := a.cfg.NATS
+	for _, id := range a.order {
+		if err := natsq.CheckToken("installation id", id); err != nil {
+			return nil, &configError{path: a.cfg.path, msg: err.Error()}
+		}
+	}
+	jq := &jobQueue{}
+	var err error
+	switch {
+	case c.URL == "" && embedded:
+		jq.emb, err = natsq.StartEmbedded(natsq.EmbeddedOptions{
+			StoreDir:   filepath.Join(a.cfg.Path(a.cfg.DataDir), "nats"),
+			Listen:     c.Listen,
+			MaxPayload: max(c.MaxMsgSize+64<<10, 8<<20),
+			Logger:     a.log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if jq.nc, err = jq.emb.Connect("ingestd"); err != nil {
+			jq.emb.Shutdown()
+			return nil, err
+		}
+	case c.URL == "" && c.Listen == "":
+		return nil, &usageError{msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
+			"set nats.listen (then this command reaches serve's server) or nats.url, or use POST /v1/installations/{id}/sync"}
+	default:
+		url := c.URL
+		if url == "" {
+			url = "nats://" + c.Listen
+		}
+		co := natsq.ConnectOptions{Name: "ingestd"}
+		for _, s := range []struct {
+			key, env string
+			dst      *string
+		}{{"creds_env", c.CredsEnv, &co.Creds}, {"nkey_env", c.NKeyEnv, &co.NKeySeed}, {"token_env", c.TokenEnv, &co.Token}} {
+			if s.env == "" {
+				continue
+			}
+			v, ok := e.lookupEnv(s.env)
+			if !ok || v == "" {
+				return nil, &configError{path: a.cfg.path, msg: fmt.Sprintf("nats: %s: environment variable %s is not set", s.key, s.env)}
+			}
+			*s.dst = v
+		}
+		if c.TLSCA != "" {
+			co.TLSCA = a.cfg.Path(c.TLSCA)
+		}
+		if c.TLSCert != "" {
+			co.TLSCert, co.TLSKey = a.cfg.Path(c.TLSCert), a.cfg.Path(c.TLSKey)
+		}
+		if jq.nc, err = natsq.Connect(url, co); err != nil {
+			return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "%v", err)
+		}
+	}
+	jq.Queue, err = natsq.Open(ctx, jq.nc, &natsq.Options{
+		Replicas:   c.Replicas,
+		MaxDeliver: c.MaxDeliver,
+		AckWait:    time.Duration(c.AckWait),
+		MaxMsgSize: c.MaxMsgSize,
+		MaxBytes:   c.MaxBytes,
+		LeaseTTL:   time.Duration(c.LeaseTTL),
+		Logger:     a.log,
+	})
+	if err != nil {
+		jq.Close()
+		return nil, err
+	}
+	return jq, nil
+}
+
+// Close flushes pending events, closes the connection and stops the
+// embedded server.
+func (jq *jobQueue) Close() {
+	if jq.Queue != nil {
+		_ = jq.Queue.Close() // events are best effort; the documents are stored
+	}
+	if jq.nc != nil {
+		jq.nc.Close()
+	}
+	if jq.emb != nil {
+		jq.emb.Shutdown()
+	}
+}
+
+// ready reports whether the NATS connection is up (readiness).
+func (jq *jobQueue) ready() error {
+	if !jq.nc.IsConnected() {
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "nats: %s", jq.nc.Status())
+	}
+	return nil
+}
+
+// queueSync publishes a sync pass of the installation now. Requests within
+// the same second are one job.
+func (a *app) queueSync(ctx context.Context, q *natsq.Queue, id string) error {
+	if _, _, err := a.Installation(id); err != nil {
+		return err
+	}
+	msgID := "sync:" + id + ":manual:" + strconv.FormatInt(time.Now().Unix(), 10)
+	return q.Publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: id}, msgID)
+}
+
+// jobHandler runs one job in a worker. A sync job fans out: it publishes
+// one item job per new or changed document, so every worker shares the
+// pass; item and delete jobs go to the pipeline.
+func (a *app) jobHandler(q *natsq.Queue) natsq.Handler {
+	return func(ctx context.Context, job ingestd.Job) error {
+		if job.Kind != ingestd.JobSync {
+			return a.pipe.Handle(ctx, job, a)
+		}
+		inst, src, err := a.Installation(job.Installation)
+		if err != nil {
+			return err
+		}
+		_, err = a.pipe.SyncDispatch(ctx, inst, src, nil, q.Publish)
+		return err
+	}
+}
+
+// runDLQ is `ingestd dlq list|replay`.
+func runDLQ(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
+		return &usageError{msg: "dlq takes list or replay: ingestd dlq list [--json] | ingestd dlq replay ID|--all"}
+	}
+	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	all := fs.Bool("all", false, "replay every dead letter")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	a, err := openApp(ctx, e, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	jq, err := a.openQueue(ctx, e, false)
+	if err != nil {
+		return err
+	}
+	defer jq.Close()
+
+	switch args[0] {
+	case "list":
+		dead, err := jq.ListDLQ(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(dead)
+		}
+		if len(dead) == 0 {
+			fmt.Fprintln(e.stdout, "no dead letters")
+			return nil
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tINSTALLATION\tITEM\tDELIVERIES\tFAILED AT\tERROR")
+		for _, d := range dead {
+			item := d.Job.ExternalID
+			if d.Job.Item != nil {
+				item = d.Job.Item.ExternalID
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.Job.Kind, d.Job.Installation, item,
+				d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+		}
+		return tw.Flush()
+	default:
+		switch {
+		case *all && len(pos) == 0:
+			n, err := jq.ReplayAll(ctx)
+			fmt.Fprintf(e.stdout, "%d dead letters queued again\n", n)
+			return err
+		case !*all && len(pos) == 1:
+			if err := jq.Replay(ctx, pos[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "dead letter %s queued again\n", pos[0])
+			return nil
+		default:
+			return &usageError{msg: "dlq replay takes one dead letter id or --all"}
+		}
+	}
+}

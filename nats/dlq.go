@@ -1,0 +1,122 @@
+package natsq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ingestd/ingestd"
+)
+
+// DeadJob is one dead letter.
+type DeadJob struct {
+	ID              string      `json:"id"` // the dead letter's sequence in INGESTD_DLQ
+	Subject         string      `json:"subject"`
+	OriginalSubject string      `json:"original_subject"`
+	OriginalMsgID   string      `json:"original_msg_id,omitempty"`
+	Deliveries      int         `json:"deliveries"`
+	Error           string      `json:"error"`
+	FailedAt        time.Time   `json:"failed_at"`
+	Job             ingestd.Job `json:"job"`
+}
+
+// ListDLQ returns the dead letters, oldest first.
+func (q *Queue) ListDLQ(ctx context.Context) ([]DeadJob, error) {
+	info, err := q.dlq.Info(ctx)
+	if err != nil {
+		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "dead letters: %v", err)
+	}
+	var out []DeadJob
+	if info.State.Msgs == 0 {
+		return out, nil
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		dj, err := q.deadJob(ctx, seq)
+		if ingestd.ErrorCode(err) == ingestd.ENOTFOUND {
+			continue // replayed
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, *dj)
+	}
+	return out, nil
+}
+
+func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
+	m, err := q.dlq.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "no dead letter %d", seq)
+	}
+	if err != nil {
+		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "dead letter %d: %v", seq, err)
+	}
+	dj := &DeadJob{
+		ID:              strconv.FormatUint(seq, 10),
+		Subject:         m.Subject,
+		OriginalSubject: m.Header.Get(HeaderSubject),
+		OriginalMsgID:   m.Header.Get(HeaderMsgID),
+		Error:           m.Header.Get(HeaderError),
+		FailedAt:        m.Time,
+	}
+	dj.Deliveries, _ = strconv.Atoi(m.Header.Get(HeaderDeliveries))
+	if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(HeaderFailedAt)); err == nil {
+		dj.FailedAt = t
+	}
+	if dj.OriginalSubject == "" {
+		dj.OriginalSubject = JobsPrefix + strings.TrimPrefix(m.Subject, DLQPrefix)
+	}
+	if err := json.Unmarshal(m.Data, &dj.Job); err != nil {
+		dj.Error += fmt.Sprintf(" (body undecodable: %v)", err)
+	}
+	return dj, nil
+}
+
+// Replay queues the dead letter with the id again, on its original
+// subject with a fresh message id (so the dedupe window of the first
+// attempt does not drop it), then removes it from the dead letters.
+// Returns ENOTFOUND for an id that is not a dead letter.
+func (q *Queue) Replay(ctx context.Context, id string) error {
+	seq, err := strconv.ParseUint(id, 10, 64)
+	if err != nil || seq == 0 {
+		return ingestd.Errorf(ingestd.ENOTFOUND, "no dead letter %q (ids are numbers; see dlq list)", id)
+	}
+	dj, err := q.deadJob(ctx, seq)
+	if err != nil {
+		return err
+	}
+	if dj.Job.Kind == "" || dj.Job.Installation == "" {
+		return ingestd.Errorf(ingestd.EINVALID, "dead letter %s has no decodable job; it cannot be replayed", id)
+	}
+	msgID := "replay:" + id + ":" + dj.OriginalMsgID
+	if err := q.Publish(ctx, dj.Job, msgID); err != nil {
+		return fmt.Errorf("replay %s: %w", id, err)
+	}
+	if err := q.dlq.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "replay %s: queued, but not removed from the dead letters: %v", id, err)
+	}
+	return nil
+}
+
+// ReplayAll replays every dead letter and returns how many it queued. It
+// stops at the first failure.
+func (q *Queue) ReplayAll(ctx context.Context) (int, error) {
+	all, err := q.ListDLQ(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, dj := range all {
+		if err := q.Replay(ctx, dj.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
