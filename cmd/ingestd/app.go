@@ -16,8 +16,10 @@ import (
 	"github.com/ingestd/ingestd/chunker"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/files"
+	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/connectors/imap"
 	web "github.com/ingestd/ingestd/connectors/url"
+	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -28,8 +30,10 @@ import (
 func registry() *connectors.Registry {
 	return connectors.NewRegistry(
 		files.Kind,
+		github.Kind,
 		imap.Kind,
 		web.Kind,
+		webhook.Kind,
 	)
 }
 

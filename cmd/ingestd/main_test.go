@@ -222,9 +222,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	cfg := mustQuickstart(t)
 	bin := filepath.Join(t.TempDir(), "ingestd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	buildBinary(t, bin)
 	if err := os.WriteFile(cfg, bytes.Replace(mustRead(t, cfg), []byte("127.0.0.1:7700"), []byte("127.0.0.1:0"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +235,13 @@ func TestServeEndToEnd(t *testing.T) {
 	verdict, _ := resp["verdict"].(map[string]any)
 	if verdict == nil || verdict["tools_allowed"] != false || verdict["reason"] != "untrusted_grounding" {
 		t.Fatalf("verdict = %v", resp["verdict"])
+	}
+}
+
+func buildBinary(t *testing.T, bin string) {
+	t.Helper()
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
 	}
 }
 

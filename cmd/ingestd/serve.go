@@ -99,6 +99,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		a.watchIdle(ctx, &wg, jq.Queue)
 	}
 
+	hooks, err := a.webhooks(jq.Queue)
+	if err != nil {
+		return err
+	}
 	h := api.New(api.Options{
 		Service:  svc,
 		Store:    a.store,
@@ -111,7 +115,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			}
 			return a.store.Ping(ctx)
 		},
-		Sync: func(ctx context.Context, id string) error { return a.queueSync(ctx, jq.Queue, id) },
+		Sync:     func(ctx context.Context, id string) error { return a.queueSync(ctx, jq.Queue, id) },
+		AddURL:   a.addURL,
+		Webhooks: hooks,
 	})
 	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
 	if err != nil {

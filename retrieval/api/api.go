@@ -66,6 +66,12 @@ type Options struct {
 	// Sync queues a sync of the installation; nil answers 501. It returns
 	// ENOTFOUND for an installation that is not configured.
 	Sync func(ctx context.Context, installation string) error
+	// AddURL fetches one URL into a url installation in the foreground,
+	// held to that installation's SSRF guard, and returns the ids of the
+	// documents it stored; nil answers 501. Returns ENOTFOUND for an
+	// installation that is not configured and EINVALID for one that does
+	// not take URLs or a URL the guard refuses (naming the rule).
+	AddURL func(ctx context.Context, installation, rawURL string) ([]string, error)
 	// Webhooks is mounted at /v1/webhooks/ when set. It authenticates by
 	// signature itself: no bearer token is asked there.
 	Webhooks http.Handler
@@ -77,6 +83,7 @@ type server struct {
 	log     *slog.Logger
 	ready   func(context.Context) error
 	sync    func(context.Context, string) error
+	addURL  func(context.Context, string, string) ([]string, error)
 	auth    *authenticator
 	errConn *connect.ErrorWriter
 }
@@ -87,7 +94,7 @@ func New(o Options) http.Handler {
 	if o.Service == nil {
 		panic("api: Service is required")
 	}
-	s := &server{svc: o.Service, store: o.Store, log: o.Logger, ready: o.Ready, sync: o.Sync, auth: newAuthenticator(o.Tokens)}
+	s := &server{svc: o.Service, store: o.Store, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -125,6 +132,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/documents/{id}/reject", s.protect(http.HandlerFunc(s.handleReject), ScopeAdmin, false))
 	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
+	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -237,6 +245,31 @@ func (s *server) handleSync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"installation": id, "status": "queued"})
+}
+
+func (s *server) handleAddURL(w http.ResponseWriter, r *http.Request) {
+	if s.addURL == nil {
+		writeJSON(w, http.StatusNotImplemented, errorBody{Error: errorDetail{Code: "not_implemented", Message: "adding URLs is not available on this server"}})
+		return
+	}
+	var req struct {
+		URL string `json:"url"`
+	}
+	if err := decodeJSON(r.Body, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.URL == "" {
+		s.fail(w, r, ingestd.Errorf(ingestd.EINVALID, "url is required"))
+		return
+	}
+	id := r.PathValue("id")
+	ids, err := s.addURL(r.Context(), id, req.URL)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"installation": id, "document_ids": ids})
 }
 
 func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {

@@ -541,3 +541,25 @@ func TestNewServerTLSNeedsBoth(t *testing.T) {
 		t.Error("missing files accepted")
 	}
 }
+
+func TestAddURLRoute(t *testing.T) {
+	var got []string
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{AddURL: func(ctx context.Context, inst, u string) ([]string, error) {
+		if strings.Contains(u, "127.0.0.1") {
+			return nil, ingestd.Errorf(ingestd.EINVALID, "refused: 127.0.0.1 is loopback (allow_private_networks is off)")
+		}
+		got = append(got, inst, u)
+		return []string{"d1"}, nil
+	}})
+	status, body, _ := e.do(t, "POST", "/v1/installations/docs/urls", "", map[string]any{"url": "https://docs.example.com/a"})
+	if status != http.StatusOK || !strings.Contains(string(body), `"d1"`) || len(got) != 2 || got[0] != "docs" {
+		t.Fatalf("add url: %d %s (%v)", status, body, got)
+	}
+	status, body, _ = e.do(t, "POST", "/v1/installations/docs/urls", "", map[string]any{"url": "http://127.0.0.1/"})
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "loopback") {
+		t.Fatalf("refused url: %d %s", status, body)
+	}
+	if status, _, _ := e.do(t, "POST", "/v1/installations/docs/urls", "", map[string]any{}); status != http.StatusBadRequest {
+		t.Fatalf("missing url: %d", status)
+	}
+}
