@@ -74,3 +74,49 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 	embedding   BLOB NOT NULL,
 	PRIMARY KEY (embedder_id, text_hash)
 );
+
+-- Full-text index over the searchable chunks (FTS4: the driver builds it
+-- without build tags). docid is chunks.seq; triggers keep it in step with
+-- chunks, so a chunk row and its index row come and go in one transaction.
+-- Chunks of deleted documents are deleted, so they leave the index with
+-- them; rejected documents stay indexed and are filtered by status.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts4 (text, title, heading, tokenize=porter);
+
+-- changes logs what an in-memory index over chunks cannot see by reading
+-- chunks with seq above the last it read: deleted chunks (chunk_seq), chunks
+-- whose vector changed (chunk_seq) and documents whose filter fields
+-- changed (document_id). Every process sharing the file catches up from it.
+-- Old rows are pruned; store_state 'changes_pruned_through' says how far, so
+-- a reader that fell behind that point reloads in full.
+CREATE TABLE IF NOT EXISTS changes (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	chunk_seq   INTEGER,
+	document_id TEXT
+);
+
+CREATE TABLE IF NOT EXISTS store_state (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunks_fts (docid, text, title, heading)
+	SELECT new.seq, new.text, d.title, new.heading_path FROM documents d WHERE d.id = new.document_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunks_fts WHERE docid = old.seq;
+	INSERT INTO changes (chunk_seq) VALUES (old.seq);
+END;
+
+CREATE TRIGGER IF NOT EXISTS chunks_au_embedding AFTER UPDATE OF embedding, embedder_id ON chunks BEGIN
+	INSERT INTO changes (chunk_seq) VALUES (new.seq);
+END;
+
+CREATE TRIGGER IF NOT EXISTS documents_au_filter
+AFTER UPDATE OF installation, source_kind, tier, status ON documents
+WHEN old.installation IS NOT new.installation OR old.source_kind IS NOT new.source_kind
+	OR old.tier IS NOT new.tier OR old.status IS NOT new.status
+BEGIN
+	INSERT INTO changes (document_id) VALUES (new.id);
+END;

@@ -94,6 +94,11 @@ type Filter struct {
 	Tiers []Tier
 	// Statuses defaults to active only. Deleted documents never match.
 	Statuses []Status
+	// EmbedderID limits SearchVector to vectors that embedder made, since
+	// vectors of different embedders are never compared. Empty means the
+	// embedder of the most recently written vector with as many dimensions
+	// as the query. SearchText ignores it.
+	EmbedderID string
 }
 
 // Hit is one ranked chunk.

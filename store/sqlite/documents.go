@@ -1,0 +1,487 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/ingestd/ingestd"
+)
+
+// PutInstallations upserts the installations; others keep their rows.
+func (s *Store) PutInstallations(ctx context.Context, insts []ingestd.Installation) error {
+	now := ts(s.now())
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO installations (id, kind, tier, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, tier = excluded.tier, updated_at = excluded.updated_at`)
+		if err != nil {
+			return fmt.Errorf("put installations: %w", err)
+		}
+		defer st.Close()
+		for _, in := range insts {
+			if in.ID == "" {
+				return ingestd.Errorf(ingestd.EINVALID, "installation without an id")
+			}
+			if _, err := st.ExecContext(ctx, in.ID, in.Kind, nullable(string(in.Tier)), now); err != nil {
+				return fmt.Errorf("put installation %s: %w", in.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+const documentColumns = `id, installation, external_id, source_kind, item_kind, uri, title, author,
+	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at`
+
+// Document returns the document with the id, deleted ones included.
+func (s *Store) Document(ctx context.Context, id string) (*ingestd.Document, error) {
+	row := s.read.QueryRowContext(ctx, "SELECT "+documentColumns+" FROM documents WHERE id = ?", id)
+	d, err := scanDocument(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "document %s not found", id)
+	}
+	if err != nil {
+		return nil, unavailable("read document %s", id, err)
+	}
+	return d, nil
+}
+
+func scanDocument(row interface{ Scan(...any) error }) (*ingestd.Document, error) {
+	var (
+		d                          ingestd.Document
+		created, updated, ingested sql.NullString
+		tier, parent               sql.NullString
+		meta                       string
+		status                     string
+	)
+	if err := row.Scan(&d.ID, &d.Installation, &d.ExternalID, &d.SourceKind, &d.ItemKind, &d.URI, &d.Title, &d.Author,
+		&created, &updated, &d.ContentHash, &tier, &status, &parent, &meta, &ingested); err != nil {
+		return nil, err
+	}
+	d.CreatedAt, d.UpdatedAt, d.IngestedAt = parseTS(created), parseTS(updated), parseTS(ingested)
+	d.Tier, d.Status, d.ParentID = ingestd.Tier(tier.String), ingestd.Status(status), parent.String
+	if meta != "" && meta != "{}" {
+		if err := json.Unmarshal([]byte(meta), &d.Meta); err != nil {
+			return nil, fmt.Errorf("document %s meta: %w", d.ID, err)
+		}
+	}
+	return &d, nil
+}
+
+// PutDocument writes doc, its chunks and its outgoing links in one
+// transaction. An empty doc.ID is filled with ingestd.DocumentID; an empty
+// Status means active; chunks without a DocumentID get doc's. Chunk tiers
+// are always stored as doc's tier. Returns EINVALID for a document without
+// installation, external id, source kind or content hash, for
+// StatusDeleted, and for a chunk of another document; ECONFLICT when another
+// document holds the (installation, external id) or a chunk id.
+func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (bool, error) {
+	if doc == nil || doc.Installation == "" || doc.ExternalID == "" || doc.SourceKind == "" || doc.ContentHash == "" {
+		return false, ingestd.Errorf(ingestd.EINVALID, "document needs installation, external id, source kind and content hash")
+	}
+	id := doc.ID
+	if id == "" {
+		id = ingestd.DocumentID(doc.Installation, doc.ExternalID)
+	}
+	status := doc.Status
+	switch status {
+	case "":
+		status = ingestd.StatusActive
+	case ingestd.StatusActive, ingestd.StatusRejected:
+	case ingestd.StatusDeleted:
+		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: put with status deleted (use DeleteDocument)", id)
+	default:
+		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: unknown status %q", id, status)
+	}
+	for i := range chunks {
+		c := &chunks[i]
+		if c.ID == "" {
+			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %d without an id", id, i)
+		}
+		if c.DocumentID != "" && c.DocumentID != id {
+			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s belongs to %s", id, c.ID, c.DocumentID)
+		}
+	}
+	for _, l := range links {
+		if l.From != "" && l.From != id {
+			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link from %s", id, l.From)
+		}
+		if l.To == "" {
+			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link without a target", id)
+		}
+	}
+	meta := "{}"
+	if len(doc.Meta) > 0 {
+		b, err := json.Marshal(doc.Meta)
+		if err != nil {
+			return false, fmt.Errorf("document %s meta: %w", id, err)
+		}
+		meta = string(b)
+	}
+	ingested := doc.IngestedAt
+	if ingested.IsZero() {
+		ingested = s.now()
+	}
+
+	changed := false
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var (
+			hash, st string
+			tier     sql.NullString
+		)
+		err := tx.QueryRowContext(ctx, "SELECT content_hash, tier, status FROM documents WHERE id = ?", id).Scan(&hash, &tier, &st)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return unavailable("read document %s", id, err)
+		case st != string(ingestd.StatusDeleted) && hash == doc.ContentHash &&
+			ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == status:
+			return nil
+		}
+		changed = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (`+documentColumns+`, deleted_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+			ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
+				source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
+				title = excluded.title, author = excluded.author, created_at = excluded.created_at,
+				updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
+				status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
+				ingested_at = excluded.ingested_at, deleted_at = NULL`,
+			id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
+			ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(status),
+			nullable(doc.ParentID), meta, ts(ingested)); err != nil {
+			return conflict(fmt.Sprintf("put document %s", id), err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE document_id = ?", id); err != nil {
+			return fmt.Errorf("replace chunks of %s: %w", id, err)
+		}
+		if len(chunks) > 0 {
+			ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			if err != nil {
+				return fmt.Errorf("insert chunks of %s: %w", id, err)
+			}
+			defer ins.Close()
+			tierArg := nullable(string(doc.Tier))
+			for _, c := range chunks {
+				hp := "[]"
+				if len(c.HeadingPath) > 0 {
+					b, _ := json.Marshal(c.HeadingPath)
+					hp = string(b)
+				}
+				var emb any
+				if len(c.Embedding) > 0 {
+					emb = encodeVector(c.Embedding)
+				}
+				if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg); err != nil {
+					return conflict(fmt.Sprintf("insert chunk %s of %s", c.ID, id), err)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM links WHERE from_id = ?", id); err != nil {
+			return fmt.Errorf("replace links of %s: %w", id, err)
+		}
+		if len(links) > 0 {
+			ins, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO links (from_id, to_id, relation) VALUES (?, ?, ?)")
+			if err != nil {
+				return fmt.Errorf("insert links of %s: %w", id, err)
+			}
+			defer ins.Close()
+			for _, l := range links {
+				if _, err := ins.ExecContext(ctx, id, l.To, l.Relation); err != nil {
+					return fmt.Errorf("insert link %s -> %s: %w", id, l.To, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
+}
+
+// conflict turns a uniqueness violation into ECONFLICT.
+func conflict(what string, err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrConstraint &&
+		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey) {
+		return fmt.Errorf("%s: %w", what, ingestd.Errorf(ingestd.ECONFLICT, "%s: %v", what, err))
+	}
+	return unavailable("%s", what, err)
+}
+
+// DeleteDocument tombstones the document: status deleted, deleted_at set,
+// its chunks (and so their full-text and vector entries) and its outgoing
+// links removed. Returns ENOTFOUND for an unknown id; a tombstone is left
+// as it is.
+func (s *Store) DeleteDocument(ctx context.Context, id string) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		var st string
+		err := tx.QueryRowContext(ctx, "SELECT status FROM documents WHERE id = ?", id).Scan(&st)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ingestd.Errorf(ingestd.ENOTFOUND, "document %s not found", id)
+		}
+		if err != nil {
+			return unavailable("read document %s", id, err)
+		}
+		if st == string(ingestd.StatusDeleted) {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE documents SET status = 'deleted', deleted_at = ? WHERE id = ?", ts(s.now()), id); err != nil {
+			return fmt.Errorf("tombstone %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE document_id = ?", id); err != nil {
+			return fmt.Errorf("delete chunks of %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM links WHERE from_id = ?", id); err != nil {
+			return fmt.Errorf("delete links of %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// SetStatus marks a stored, not deleted document active or rejected.
+// Returns EINVALID for any other status, ENOTFOUND for an unknown or
+// deleted document.
+func (s *Store) SetStatus(ctx context.Context, id string, status ingestd.Status) error {
+	if status != ingestd.StatusActive && status != ingestd.StatusRejected {
+		return ingestd.Errorf(ingestd.EINVALID, "status %q: only active or rejected can be set (use DeleteDocument)", status)
+	}
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE documents SET status = ? WHERE id = ? AND status != 'deleted'", string(status), id)
+		if err != nil {
+			return unavailable("set status of %s", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ingestd.Errorf(ingestd.ENOTFOUND, "document %s not found", id)
+		}
+		return nil
+	})
+}
+
+// DocumentRefs lists the not-deleted documents of an installation by
+// external id.
+func (s *Store) DocumentRefs(ctx context.Context, installation string) ([]ingestd.DocumentRef, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, external_id, content_hash, status FROM documents
+		WHERE installation = ? AND status != 'deleted' ORDER BY external_id`, installation)
+	if err != nil {
+		return nil, unavailable("list documents of %s", installation, err)
+	}
+	defer rows.Close()
+	var out []ingestd.DocumentRef
+	for rows.Next() {
+		var r ingestd.DocumentRef
+		var st string
+		if err := rows.Scan(&r.ID, &r.ExternalID, &r.ContentHash, &st); err != nil {
+			return nil, fmt.Errorf("list documents of %s: %w", installation, err)
+		}
+		r.Status = ingestd.Status(st)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Tiers returns the stored tier of each document it holds, deleted ones
+// included; NULL is "".
+func (s *Store) Tiers(ctx context.Context, docIDs []string) (map[string]ingestd.Tier, error) {
+	out := make(map[string]ingestd.Tier, len(docIDs))
+	err := inBatches(docIDs, func(batch []string) error {
+		rows, err := s.read.QueryContext(ctx, "SELECT id, tier FROM documents WHERE id IN ("+placeholders(len(batch))+")", anys(batch)...)
+		if err != nil {
+			return unavailable("read tiers%s", "", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var t sql.NullString
+			if err := rows.Scan(&id, &t); err != nil {
+				return fmt.Errorf("read tiers: %w", err)
+			}
+			out[id] = ingestd.Tier(t.String)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// CountDocuments counts not-deleted documents by installation and stored
+// tier, ordered by installation then tier.
+func (s *Store) CountDocuments(ctx context.Context) ([]ingestd.DocumentCount, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT installation, coalesce(tier, ''), count(*) FROM documents
+		WHERE status != 'deleted' GROUP BY installation, coalesce(tier, '') ORDER BY 1, 2`)
+	if err != nil {
+		return nil, unavailable("count documents%s", "", err)
+	}
+	defer rows.Close()
+	var out []ingestd.DocumentCount
+	for rows.Next() {
+		var c ingestd.DocumentCount
+		var t string
+		if err := rows.Scan(&c.Installation, &t, &c.Count); err != nil {
+			return nil, fmt.Errorf("count documents: %w", err)
+		}
+		c.Tier = ingestd.Tier(t)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Links returns the links that start or end at any of the documents, each
+// once, ordered by from, to, relation.
+func (s *Store) Links(ctx context.Context, docIDs []string) ([]ingestd.Link, error) {
+	seen := map[ingestd.Link]bool{}
+	var out []ingestd.Link
+	err := inBatches(docIDs, func(batch []string) error {
+		ph := placeholders(len(batch))
+		args := append(anys(batch), anys(batch)...)
+		rows, err := s.read.QueryContext(ctx, "SELECT from_id, to_id, relation FROM links WHERE from_id IN ("+ph+
+			") UNION SELECT from_id, to_id, relation FROM links WHERE to_id IN ("+ph+")", args...)
+		if err != nil {
+			return unavailable("read links%s", "", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var l ingestd.Link
+			if err := rows.Scan(&l.From, &l.To, &l.Relation); err != nil {
+				return fmt.Errorf("read links: %w", err)
+			}
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortLinks(out)
+	return out, nil
+}
+
+// Cursor returns the stored value, "" if none.
+func (s *Store) Cursor(ctx context.Context, installation, key string) (string, error) {
+	var v string
+	err := s.read.QueryRowContext(ctx, "SELECT value FROM cursors WHERE installation = ? AND key = ?", installation, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", unavailable("read cursor of %s", installation, err)
+	}
+	return v, nil
+}
+
+// SetCursor stores a sync cursor.
+func (s *Store) SetCursor(ctx context.Context, installation, key, value string) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO cursors (installation, key, value) VALUES (?, ?, ?)
+			ON CONFLICT (installation, key) DO UPDATE SET value = excluded.value`, installation, key, value)
+		if err != nil {
+			return unavailable("set cursor of %s", installation, err)
+		}
+		return nil
+	})
+}
+
+// CachedEmbeddings returns the cached vectors of the text hashes.
+func (s *Store) CachedEmbeddings(ctx context.Context, embedderID string, textHashes []string) (map[string][]float32, error) {
+	out := make(map[string][]float32, len(textHashes))
+	err := inBatches(textHashes, func(batch []string) error {
+		args := append([]any{embedderID}, anys(batch)...)
+		rows, err := s.read.QueryContext(ctx, "SELECT text_hash, embedding FROM embedding_cache WHERE embedder_id = ? AND text_hash IN ("+
+			placeholders(len(batch))+")", args...)
+		if err != nil {
+			return unavailable("read embedding cache%s", "", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h string
+			var b []byte
+			if err := rows.Scan(&h, &b); err != nil {
+				return fmt.Errorf("read embedding cache: %w", err)
+			}
+			out[h] = decodeVector(b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PutEmbeddings adds vectors to the embedding cache, replacing any cached
+// for the same hash.
+func (s *Store) PutEmbeddings(ctx context.Context, embedderID string, vecs map[string][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, "INSERT OR REPLACE INTO embedding_cache (embedder_id, text_hash, embedding) VALUES (?, ?, ?)")
+		if err != nil {
+			return fmt.Errorf("put embeddings: %w", err)
+		}
+		defer st.Close()
+		for h, v := range vecs {
+			if _, err := st.ExecContext(ctx, embedderID, h, encodeVector(v)); err != nil {
+				return unavailable("put embedding %s", h, err)
+			}
+		}
+		return nil
+	})
+}
+
+// encodeVector is the stored form of a vector: little-endian float32s.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// batchSize keeps IN lists well under SQLite's variable limit.
+const batchSize = 500
+
+func inBatches(ids []string, fn func([]string) error) error {
+	for len(ids) > 0 {
+		n := min(len(ids), batchSize)
+		if err := fn(ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func anys[T ~string](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}

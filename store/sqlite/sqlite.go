@@ -1,0 +1,318 @@
+// Package sqlite is the embedded ingestd.Store: one SQLite file in WAL mode
+// with an FTS4 full-text index (ranked by a BM25 function written in Go)
+// and an in-memory chunk index that holds every chunk's id, its document's
+// filter fields and its vector (package store/vecindex).
+//
+// Writes go through one connection, serialised in Go; reads use a small
+// pool. The file may be shared with other ingestd processes: SQLite's WAL
+// and busy timeout order their writes, and the in-memory index catches up
+// with what any process committed (new chunks by seq, the rest from the
+// changes table) before every search. It is loaded on the first search.
+//
+// It never decides what a tier means (package provenance does) and never
+// interprets query syntax: search text is split into words here and every
+// word is quoted before it reaches FTS.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/ingestd/ingestd"
+)
+
+var _ ingestd.Store = (*Store)(nil)
+
+// driverName is the database/sql driver with the Go functions ingestd's
+// queries call (bm25 over FTS4 matchinfo).
+const driverName = "sqlite3_ingestd"
+
+var registerOnce sync.Once
+
+func registerDriver() {
+	registerOnce.Do(func() {
+		sql.Register(driverName, &sqlite3.SQLiteDriver{
+			ConnectHook: func(c *sqlite3.SQLiteConn) error {
+				return c.RegisterFunc("ingestd_bm25", bm25, true)
+			},
+		})
+	})
+}
+
+// Options configure a Store. A nil *Options means the defaults.
+type Options struct {
+	// Now is the clock for ingested_at, deleted_at and installation
+	// timestamps; default time.Now.
+	Now func() time.Time
+	// Logger receives what the store reports on its own (index reloads);
+	// default discards.
+	Logger *slog.Logger
+	// ReadConns is the size of the read pool; default 4.
+	ReadConns int
+}
+
+// Store is the SQLite implementation of ingestd.Store. It is safe for
+// concurrent use.
+type Store struct {
+	path   string
+	now    func() time.Time
+	log    *slog.Logger
+	write  *sql.DB // one connection; writeMu serialises transactions
+	read   *sql.DB
+	wmu    sync.Mutex // serialises write transactions; guards writes
+	writes int        // write transactions so far, to prune now and then
+	// keepChanges is how many rows of the changes log survive a prune.
+	keepChanges int64
+	vec         *vectors
+	text        termStats // document frequencies of query words
+	stmtMu      sync.Mutex
+	stmts       map[string]*sql.Stmt // prepared on the read pool
+	closed      chan struct{}
+}
+
+// Open opens (creating if needed) the database at path, applies the schema
+// and checks its version. Returns EINVALID for a database written by a newer
+// schema than this build knows, EUNAVAILABLE when the file cannot be opened.
+func Open(path string, o *Options) (*Store, error) {
+	registerDriver()
+	if o == nil {
+		o = &Options{}
+	}
+	s := &Store{path: path, now: o.Now, log: o.Logger, closed: make(chan struct{}), keepChanges: 100_000}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	reads := o.ReadConns
+	if reads <= 0 {
+		reads = 4
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "sqlite path %q: ? and # are not allowed", path)
+	}
+	const params = "_busy_timeout=5000&_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
+	var err error
+	if s.write, err = sql.Open(driverName, path+"?"+params+"&_txlock=immediate"); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s.write.SetMaxOpenConns(1)
+	s.write.SetMaxIdleConns(1)
+	s.write.SetConnMaxLifetime(0)
+	s.write.SetConnMaxIdleTime(0)
+	if err := s.migrate(); err != nil {
+		s.write.Close()
+		return nil, err
+	}
+	if s.read, err = sql.Open(driverName, path+"?"+params+"&_query_only=1"); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s.read.SetMaxOpenConns(reads)
+	s.read.SetMaxIdleConns(reads)
+	s.read.SetConnMaxIdleTime(0)
+	s.read.SetConnMaxLifetime(0)
+	s.vec = newVectors(s)
+	s.text.now = time.Now
+	return s, nil
+}
+
+// migrate applies the schema and records or checks its version.
+func (s *Store) migrate() error {
+	ctx := context.Background()
+	if _, err := s.write.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+		return unavailable("open %s", s.path, err)
+	}
+	var have sql.NullInt64
+	err := s.write.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&have)
+	if err != nil && !strings.Contains(err.Error(), "no such table") {
+		return unavailable("read schema version of %s", s.path, err)
+	}
+	if have.Valid && have.Int64 > ingestd.SchemaVersion {
+		return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d", s.path, have.Int64, ingestd.SchemaVersion)
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return unavailable("migrate %s", s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, ingestd.Schema); err != nil {
+		return fmt.Errorf("apply schema: %w", err)
+	}
+	// Re-read inside the write transaction: another process may have
+	// migrated meanwhile.
+	have = sql.NullInt64{}
+	if err := tx.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	switch {
+	case have.Valid && have.Int64 > ingestd.SchemaVersion:
+		return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d", s.path, have.Int64, ingestd.SchemaVersion)
+	case !have.Valid || have.Int64 < ingestd.SchemaVersion:
+		if _, err := tx.ExecContext(ctx, "DELETE FROM schema_version"); err != nil {
+			return fmt.Errorf("record schema version: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (?)", ingestd.SchemaVersion); err != nil {
+			return fmt.Errorf("record schema version: %w", err)
+		}
+	}
+	// Let FTS4 merge its segments a little on every write, so a search
+	// looks up few of them. The setting persists in the file.
+	if _, err := tx.ExecContext(ctx, "INSERT INTO chunks_fts (chunks_fts) VALUES ('automerge=8')"); err != nil {
+		return fmt.Errorf("set fts automerge: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Close releases the connections. The Store must not be used after.
+func (s *Store) Close() error {
+	select {
+	case <-s.closed:
+		return nil
+	default:
+		close(s.closed)
+	}
+	var errs []error
+	if s.vec != nil {
+		errs = append(errs, s.vec.close())
+	}
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	errs = append(errs, s.write.Close())
+	return errors.Join(errs...)
+}
+
+// Optimize merges the full-text index into one segment. Every search looks
+// up each segment, so after a bulk ingest a merged index answers text
+// searches faster (measured at 100k chunks on a busy 2-core machine: p50
+// 2.1 ms with 18 segments, 1.5 ms with one; a single-word lookup 230 us vs
+// 17 us). It takes about 0.7 s per 100k chunks and holds
+// the write lock meanwhile, so call it after a sync pass or a reindex, not
+// per write. Writes between calls are merged incrementally (automerge).
+func (s *Store) Optimize(ctx context.Context) error {
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')"); err != nil {
+			return unavailable("optimize %s", s.path, err)
+		}
+		return nil
+	})
+}
+
+// Warm loads the in-memory chunk index now rather than on the first
+// search (about 3 s per 100k chunks of 384 dimensions on a busy 2-core
+// machine), so a server can pay it before it reports ready.
+func (s *Store) Warm(ctx context.Context) error {
+	return s.vec.sync(ctx)
+}
+
+// Ping reports whether the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return unavailable("ping %s", s.path, err)
+	}
+	return nil
+}
+
+// writeTx runs fn in one write transaction (BEGIN IMMEDIATE), serialised
+// with every other write of this Store.
+func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return unavailable("begin %s", s.path, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	s.writes++
+	if s.writes%pruneEvery == 0 {
+		if err := s.pruneChanges(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return unavailable("commit %s", s.path, err)
+	}
+	return nil
+}
+
+// pruneEvery is how many write transactions pass between prunes of the
+// changes log.
+const pruneEvery = 1024
+
+// pruneChanges drops all but the newest keepChanges rows of the changes log
+// and records how far it pruned, so that a process whose vector index saw
+// less than that reloads in full.
+func (s *Store) pruneChanges(ctx context.Context, tx *sql.Tx) error {
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(id) FROM changes").Scan(&last); err != nil {
+		return fmt.Errorf("prune changes: %w", err)
+	}
+	cut := last.Int64 - s.keepChanges
+	if cut <= 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM changes WHERE id <= ?", cut); err != nil {
+		return fmt.Errorf("prune changes: %w", err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO store_state (key, value) VALUES ('changes_pruned_through', ?)
+		ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, cut)
+	if err != nil {
+		return fmt.Errorf("prune changes: %w", err)
+	}
+	return nil
+}
+
+// unavailable wraps err; a busy or locked database, or a context that
+// ended, becomes EUNAVAILABLE.
+func unavailable(format, arg string, err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked || se.Code == sqlite3.ErrCantOpen) {
+		return fmt.Errorf(format+": %w", arg, &ingestd.Error{Code: ingestd.EUNAVAILABLE, Message: fmt.Sprintf("database %s: %v", arg, err)})
+	}
+	return fmt.Errorf(format+": %w", arg, err)
+}
+
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func parseTS(v sql.NullString) time.Time {
+	if !v.Valid || v.String == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, v.String)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,508 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/vecindex"
+)
+
+// SearchVector ranks chunks by cosine similarity to v, best first. Only
+// vectors of one embedder are compared: f.EmbedderID, or when empty the
+// embedder of the most recently written vector with len(v) dimensions.
+// The in-memory index is loaded on the first call and catches up with
+// every commit (this process's or another's) before each search. Returns
+// EINVALID for an empty v or limit < 1.
+func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	if limit <= 0 {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
+	}
+	if len(v) == 0 {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "empty query vector")
+	}
+	if err := s.vec.sync(ctx); err != nil {
+		return nil, err
+	}
+	return s.vec.search(v, f, limit), nil
+}
+
+// docMeta is what a filter looks at, as small ints.
+type docMeta struct {
+	id               string
+	inst, kind, tier int32 // indexes into vectors.names
+	status           int32
+}
+
+// chunkRef is what a hit needs of a chunk: its id and its document's slot.
+type chunkRef struct {
+	id  string
+	doc int32
+}
+
+// embIndex is the vector index of one embedder.
+type embIndex struct {
+	idx     *vecindex.Index
+	lastSeq int64 // the newest chunk added, to pick the default embedder
+}
+
+// vectors is the in-memory chunk index: every chunk (id and document slot),
+// the filter fields of every document as small ints, and one vector index
+// per embedder. Text search filters its ranked chunks here too.
+type vectors struct {
+	s *Store
+
+	syncMu      sync.Mutex // one catch-up at a time; guards the fields below it
+	db          *sql.DB    // one dedicated connection, for PRAGMA data_version
+	loaded      bool
+	dataVersion int64
+	maxSeq      int64
+	lastChange  int64
+
+	mu      sync.RWMutex // searches read, catch-ups write
+	names   []string
+	nameIdx map[string]int32
+	docs    []docMeta
+	docSlot map[string]int32
+	chunks  map[int64]chunkRef // every chunk, by seq
+	byEmb   map[string]*embIndex
+	docsGen int // bumped when docs change, to drop cached filters
+
+	filterMu    sync.Mutex
+	filterKey   string
+	filterGen   int
+	filterAllow []bool
+	filterAll   bool
+}
+
+func newVectors(s *Store) *vectors {
+	v := &vectors{s: s}
+	v.reset()
+	return v
+}
+
+func (v *vectors) reset() {
+	v.names = nil
+	v.nameIdx = map[string]int32{}
+	v.docs = nil
+	v.docSlot = map[string]int32{}
+	v.chunks = map[int64]chunkRef{}
+	v.byEmb = map[string]*embIndex{}
+	v.docsGen++
+}
+
+func (v *vectors) close() error {
+	v.syncMu.Lock()
+	defer v.syncMu.Unlock()
+	if v.db != nil {
+		return v.db.Close()
+	}
+	return nil
+}
+
+func (v *vectors) name(s string) int32 {
+	if i, ok := v.nameIdx[s]; ok {
+		return i
+	}
+	i := int32(len(v.names))
+	v.names = append(v.names, s)
+	v.nameIdx[s] = i
+	return i
+}
+
+// sync brings the indexes up to date with the database: a full load the
+// first time (or when the changes log was pruned past what this process
+// saw), else only what changed since the last catch-up. It costs one PRAGMA
+// when nothing was committed since.
+func (v *vectors) sync(ctx context.Context) error {
+	v.syncMu.Lock()
+	defer v.syncMu.Unlock()
+	if v.db == nil {
+		db, err := sql.Open(driverName, v.s.path+"?_busy_timeout=5000&_query_only=1")
+		if err != nil {
+			return fmt.Errorf("open vector sync connection: %w", err)
+		}
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxIdleTime(0)
+		db.SetConnMaxLifetime(0)
+		v.db = db
+	}
+	var dv int64
+	if err := v.db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&dv); err != nil {
+		return unavailable("read data version of %s", v.s.path, err)
+	}
+	if v.loaded && dv == v.dataVersion {
+		return nil
+	}
+	tx, err := v.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return unavailable("begin vector sync of %s", v.s.path, err)
+	}
+	defer tx.Rollback()
+	full := !v.loaded
+	if !full {
+		var pruned sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT value FROM store_state WHERE key = 'changes_pruned_through'").Scan(&pruned); err != nil && err != sql.ErrNoRows {
+			return unavailable("read changes state of %s", v.s.path, err)
+		}
+		full = pruned.Int64 > v.lastChange
+	}
+	if full {
+		start := time.Now()
+		if err := v.load(ctx, tx); err != nil {
+			return err
+		}
+		v.s.log.Debug("chunk index loaded", "chunks", len(v.chunks), "took", time.Since(start))
+	} else if err := v.catchUp(ctx, tx); err != nil {
+		return err
+	}
+	v.dataVersion = dv
+	v.loaded = true
+	return nil
+}
+
+// load replaces the indexes with everything the snapshot holds.
+func (v *vectors) load(ctx context.Context, tx *sql.Tx) error {
+	var maxSeq, lastChange sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT (SELECT max(seq) FROM chunks), (SELECT max(id) FROM changes)").Scan(&maxSeq, &lastChange); err != nil {
+		return unavailable("read index marks of %s", v.s.path, err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.reset()
+	rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE status != 'deleted'")
+	if err != nil {
+		return unavailable("load documents of %s", v.s.path, err)
+	}
+	if err := v.addDocs(rows); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
+		return unavailable("count chunks of %s", v.s.path, err)
+	}
+	rows, err = tx.QueryContext(ctx, "SELECT seq, id, document_id, embedding, embedder_id FROM chunks ORDER BY seq")
+	if err != nil {
+		return unavailable("load vectors of %s", v.s.path, err)
+	}
+	if err := v.addChunks(rows, n); err != nil {
+		return err
+	}
+	v.maxSeq, v.lastChange = maxSeq.Int64, lastChange.Int64
+	return nil
+}
+
+// catchUp applies what was committed since the last sync.
+func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT id, chunk_seq, document_id FROM changes WHERE id > ? ORDER BY id", v.lastChange)
+	if err != nil {
+		return unavailable("read changes of %s", v.s.path, err)
+	}
+	var (
+		seqs       []int64
+		docs       []string
+		lastChange = v.lastChange
+	)
+	for rows.Next() {
+		var id int64
+		var seq sql.NullInt64
+		var doc sql.NullString
+		if err := rows.Scan(&id, &seq, &doc); err != nil {
+			rows.Close()
+			return fmt.Errorf("read changes: %w", err)
+		}
+		lastChange = id
+		if seq.Valid {
+			seqs = append(seqs, seq.Int64)
+		}
+		if doc.Valid {
+			docs = append(docs, doc.String)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read changes: %w", err)
+	}
+	var maxSeq sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT max(seq) FROM chunks").Scan(&maxSeq); err != nil {
+		return unavailable("read index marks of %s", v.s.path, err)
+	}
+
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	// Documents whose filter fields changed, and documents of new chunks.
+	if len(docs) > 0 {
+		if err := inBatches(docs, func(batch []string) error {
+			rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE id IN ("+
+				placeholders(len(batch))+")", anys(batch)...)
+			if err != nil {
+				return unavailable("read changed documents of %s", v.s.path, err)
+			}
+			return v.addDocs(rows)
+		}); err != nil {
+			return err
+		}
+	}
+	// Chunks deleted or re-embedded: drop them, then add back those that
+	// still exist.
+	if len(seqs) > 0 {
+		for _, seq := range seqs {
+			v.removeChunk(seq)
+		}
+		strs := make([]string, 0, len(seqs))
+		for _, seq := range seqs {
+			if seq <= v.maxSeq { // newer ones are read below
+				strs = append(strs, fmt.Sprint(seq))
+			}
+		}
+		if err := inBatches(strs, func(batch []string) error {
+			rows, err := tx.QueryContext(ctx, `SELECT seq, id, document_id, embedding, embedder_id FROM chunks
+				WHERE seq IN (`+strings.Join(batch, ",")+`)`)
+			if err != nil {
+				return unavailable("read changed chunks of %s", v.s.path, err)
+			}
+			return v.addChunks(rows, 0)
+		}); err != nil {
+			return err
+		}
+	}
+	if maxSeq.Int64 > v.maxSeq {
+		// New chunks may belong to documents not seen yet.
+		rows, err := tx.QueryContext(ctx, `SELECT id, installation, source_kind, tier, status FROM documents
+			WHERE id IN (SELECT DISTINCT document_id FROM chunks WHERE seq > ?)`, v.maxSeq)
+		if err != nil {
+			return unavailable("read new documents of %s", v.s.path, err)
+		}
+		if err := v.addDocs(rows); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT seq, id, document_id, embedding, embedder_id FROM chunks
+			WHERE seq > ? ORDER BY seq`, v.maxSeq)
+		if err != nil {
+			return unavailable("read new chunks of %s", v.s.path, err)
+		}
+		if err := v.addChunks(rows, 0); err != nil {
+			return err
+		}
+		v.maxSeq = maxSeq.Int64
+	}
+	v.lastChange = lastChange
+	return nil
+}
+
+// addDocs records (or updates) the documents the rows hold; it closes rows.
+// Callers hold v.mu.
+func (v *vectors) addDocs(rows *sql.Rows) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id, inst, kind, status string
+		var tier sql.NullString
+		if err := rows.Scan(&id, &inst, &kind, &tier, &status); err != nil {
+			return fmt.Errorf("read documents: %w", err)
+		}
+		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status)}
+		if slot, ok := v.docSlot[id]; ok {
+			v.docs[slot] = m
+		} else {
+			v.docSlot[id] = int32(len(v.docs))
+			v.docs = append(v.docs, m)
+		}
+	}
+	v.docsGen++
+	return rows.Err()
+}
+
+// addChunks records the chunks the rows hold (seq, id, document_id,
+// embedding, embedder_id) and adds their vectors; it closes rows. Callers
+// hold v.mu.
+func (v *vectors) addChunks(rows *sql.Rows, hint int) error {
+	defer rows.Close()
+	var (
+		seq      int64
+		id, doc  string
+		emb      sql.RawBytes
+		embedder string
+		buf      []float32
+	)
+	for rows.Next() {
+		if err := rows.Scan(&seq, &id, &doc, &emb, &embedder); err != nil {
+			return fmt.Errorf("read chunks: %w", err)
+		}
+		slot, ok := v.docSlot[doc]
+		if !ok {
+			continue // a chunk of a deleted document, on its way out
+		}
+		v.chunks[seq] = chunkRef{id: id, doc: slot}
+		if len(emb) < 4 {
+			continue
+		}
+		buf = decodeInto(buf, emb)
+		e := v.byEmb[embedder]
+		if e == nil {
+			e = &embIndex{idx: vecindex.New(len(buf))}
+			v.byEmb[embedder] = e
+			if hint > 0 {
+				e.idx.Grow(hint)
+			}
+		}
+		if e.idx.Add(seq, slot, buf) {
+			e.lastSeq = max(e.lastSeq, seq)
+		}
+	}
+	return rows.Err()
+}
+
+// removeChunk drops a chunk and its vector. Callers hold v.mu.
+func (v *vectors) removeChunk(seq int64) {
+	if _, ok := v.chunks[seq]; !ok {
+		return
+	}
+	delete(v.chunks, seq)
+	for _, e := range v.byEmb {
+		if e.idx.Remove(seq) {
+			return
+		}
+	}
+}
+
+func decodeInto(dst []float32, b []byte) []float32 {
+	n := len(b) / 4
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return dst
+}
+
+// search runs one query against the index of the chosen embedder.
+func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []ingestd.Hit {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var e *embIndex
+	if f.EmbedderID != "" {
+		e = v.byEmb[f.EmbedderID]
+	} else {
+		for _, c := range v.byEmb {
+			if c.idx.Dims() == len(q) && c.idx.Len() > 0 && (e == nil || c.lastSeq > e.lastSeq) {
+				e = c
+			}
+		}
+	}
+	if e == nil || e.idx.Dims() != len(q) {
+		return nil
+	}
+	allowed, all := v.allowed(f)
+	if all {
+		allowed = nil // every row passes: the scan skips the check
+	}
+	res := e.idx.Search(q, allowed, limit, nil)
+	hits := make([]ingestd.Hit, 0, len(res))
+	for _, r := range res {
+		hits = append(hits, ingestd.Hit{ChunkID: v.chunks[r.Key].id, DocumentID: v.docs[r.Group].id, Score: float64(r.Score)})
+	}
+	return hits
+}
+
+// filterRanked keeps the ranked chunks (best first) whose documents pass
+// f, at most limit. Chunks the index does not hold (written after its last
+// catch-up) are skipped.
+func (v *vectors) filterRanked(ranked []scoredRow, f ingestd.Filter, limit int) []ingestd.Hit {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	allowed, _ := v.allowed(f)
+	var hits []ingestd.Hit
+	for _, r := range ranked {
+		c, ok := v.chunks[r.seq]
+		if !ok || !allowed[c.doc] {
+			continue
+		}
+		hits = append(hits, ingestd.Hit{ChunkID: c.id, DocumentID: v.docs[c.doc].id, Score: r.score})
+		if len(hits) == limit {
+			break
+		}
+	}
+	return hits
+}
+
+// allowed returns which document slots pass f, and whether every slot
+// does. It caches the answer for the last filter until documents change.
+// Callers hold v.mu for reading.
+func (v *vectors) allowed(f ingestd.Filter) ([]bool, bool) {
+	key := filterKey(f)
+	v.filterMu.Lock()
+	defer v.filterMu.Unlock()
+	if v.filterAllow != nil && v.filterKey == key && v.filterGen == v.docsGen {
+		return v.filterAllow, v.filterAll
+	}
+	match := func(set []string) []bool {
+		if len(set) == 0 {
+			return nil
+		}
+		ok := make([]bool, len(v.names))
+		for _, s := range set {
+			if i, found := v.nameIdx[s]; found {
+				ok[i] = true
+			}
+		}
+		return ok
+	}
+	statuses := f.Statuses
+	if len(statuses) == 0 {
+		statuses = []ingestd.Status{ingestd.StatusActive}
+	}
+	var stNames []string
+	for _, st := range statuses {
+		if st != ingestd.StatusDeleted {
+			stNames = append(stNames, string(st))
+		}
+	}
+	okStatus := match(stNames)
+	if okStatus == nil {
+		okStatus = make([]bool, len(v.names))
+	}
+	okInst := match(anyStrings(f.Installations))
+	okKind := match(anyStrings(f.SourceKinds))
+	okTier := match(anyStrings(f.Tiers))
+	allow := make([]bool, len(v.docs))
+	all := true
+	for i, d := range v.docs {
+		ok := okStatus[d.status] &&
+			(okInst == nil || okInst[d.inst]) &&
+			(okKind == nil || okKind[d.kind]) &&
+			(okTier == nil || okTier[d.tier])
+		allow[i] = ok
+		all = all && ok
+	}
+	v.filterKey, v.filterGen, v.filterAllow, v.filterAll = key, v.docsGen, allow, all
+	return allow, all
+}
+
+func anyStrings[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func filterKey(f ingestd.Filter) string {
+	var b strings.Builder
+	for _, part := range [][]string{f.Installations, f.SourceKinds, anyStrings(f.Tiers), anyStrings(f.Statuses)} {
+		for _, s := range part {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
+}

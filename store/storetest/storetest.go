@@ -1,0 +1,1114 @@
+// Package storetest is the conformance suite every ingestd.Store passes.
+// It speaks only the ingestd.Store interface, so store/sqlite and
+// store/postgres run the same contract.
+//
+// It must never reach into a store's tables or import a store package.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ingestd/ingestd"
+)
+
+// Run runs every subtest against stores made by open. open returns a new,
+// empty store for each subtest and arranges its closing (t.Cleanup).
+func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s ingestd.Store)
+	}{
+		{"PutDocument/New", testPutNew},
+		{"PutDocument/Idempotent", testPutIdempotent},
+		{"PutDocument/ChangedContentReplacesChunks", testPutReplaces},
+		{"PutDocument/TierOrStatusChange", testPutTierStatus},
+		{"PutDocument/Invalid", testPutInvalid},
+		{"Document/NotFound", testDocumentNotFound},
+		{"DeleteDocument/Tombstone", testDelete},
+		{"DeleteDocument/Resurrection", testResurrect},
+		{"DeleteDocument/NotFound", testDeleteNotFound},
+		{"SetStatus", testSetStatus},
+		{"DocumentRefs", testDocumentRefs},
+		{"Filters/Text", func(t *testing.T, s ingestd.Store) { testFilters(t, s, searchText) }},
+		{"Filters/Vector", func(t *testing.T, s ingestd.Store) { testFilters(t, s, searchVector) }},
+		{"Tiers", testTiers},
+		{"CountDocuments", testCountDocuments},
+		{"SearchText/Relevance", testSearchTextRelevance},
+		{"SearchText/QuerySyntaxIsText", testSearchTextSyntax},
+		{"SearchText/Limit", testSearchTextLimit},
+		{"SearchText/FilterBeyondBestHits", testSearchTextFilterDeep},
+		{"SearchVector/Ordering", testSearchVectorOrdering},
+		{"SearchVector/EmbedderSeparation", testSearchVectorEmbedders},
+		{"SearchVector/SeesLaterWrites", testSearchVectorLaterWrites},
+		{"Chunks", testChunks},
+		{"DocumentChunks", testDocumentChunks},
+		{"Links", testLinks},
+		{"Cursors", testCursors},
+		{"EmbeddingCache", testEmbeddingCache},
+		{"ChunksToEmbed", testChunksToEmbed},
+		{"PutInstallations", testPutInstallations},
+		{"Ping", testPing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.fn(t, open(t))
+		})
+	}
+}
+
+// Dims is the dimension of the vectors the suite writes.
+const Dims = 8
+
+const testEmbedder = "storetest/8"
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 890000000, time.UTC)
+
+// Doc returns a document of the installation with the external id, kind
+// "files", the tier and a content hash derived from hash.
+func Doc(inst, ext string, tier ingestd.Tier, hash string) *ingestd.Document {
+	return &ingestd.Document{
+		ID:           ingestd.DocumentID(inst, ext),
+		Installation: inst,
+		ExternalID:   ext,
+		SourceKind:   "files",
+		ItemKind:     "file",
+		URI:          "file:///" + inst + "/" + ext,
+		Title:        "Title of " + ext,
+		Author:       "someone",
+		CreatedAt:    t0,
+		UpdatedAt:    t0.Add(time.Hour),
+		ContentHash:  ingestd.ContentHash(hash),
+		Tier:         tier,
+		Status:       ingestd.StatusActive,
+		IngestedAt:   t0.Add(2 * time.Hour),
+	}
+}
+
+// Chunks returns one chunk per text for doc, in order, each with the unit
+// vector along axis (i + axis) % Dims as its embedding.
+func Chunks(doc *ingestd.Document, axis int, texts ...string) []ingestd.Chunk {
+	out := make([]ingestd.Chunk, len(texts))
+	for i, text := range texts {
+		out[i] = ingestd.Chunk{
+			ID:          ingestd.ChunkID(doc.ID, text, 0),
+			DocumentID:  doc.ID,
+			Ordinal:     i,
+			HeadingPath: []string{"Guide", fmt.Sprintf("Part %d", i)},
+			Text:        text,
+			Fenced:      "<<fenced>>" + text + "<<end>>",
+			Tokens:      len(strings.Fields(text)),
+			Embedding:   Axis((i + axis) % Dims),
+			EmbedderID:  testEmbedder,
+			Tier:        doc.Tier,
+		}
+	}
+	return out
+}
+
+// Axis is the unit vector along axis i.
+func Axis(i int) []float32 {
+	v := make([]float32, Dims)
+	v[i%Dims] = 1
+	return v
+}
+
+// MustPut writes the document and fails the test on error; it returns
+// whether the store reported a change.
+func MustPut(tb testing.TB, s ingestd.Store, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) bool {
+	tb.Helper()
+	d := *doc
+	changed, err := s.PutDocument(context.Background(), &d, chunks, links)
+	if err != nil {
+		tb.Fatalf("PutDocument(%s): %v", doc.ID, err)
+	}
+	return changed
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := ingestd.ErrorCode(err); got != code {
+		t.Fatalf("error = %v (code %q), want code %q", err, got, code)
+	}
+}
+
+func ctx() context.Context { return context.Background() }
+
+type searchFunc func(t *testing.T, s ingestd.Store, f ingestd.Filter) []ingestd.Hit
+
+// searchText finds every chunk of the filter fixtures ("shared" is in all).
+func searchText(t *testing.T, s ingestd.Store, f ingestd.Filter) []ingestd.Hit {
+	t.Helper()
+	hits, err := s.SearchText(ctx(), "shared", f, 100)
+	if err != nil {
+		t.Fatalf("SearchText: %v", err)
+	}
+	return hits
+}
+
+// searchVector finds every chunk (all fixtures lie along axis 0).
+func searchVector(t *testing.T, s ingestd.Store, f ingestd.Filter) []ingestd.Hit {
+	t.Helper()
+	hits, err := s.SearchVector(ctx(), Axis(0), f, 100)
+	if err != nil {
+		t.Fatalf("SearchVector: %v", err)
+	}
+	return hits
+}
+
+func docIDs(hits []ingestd.Hit) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range hits {
+		if !seen[h.DocumentID] {
+			seen[h.DocumentID] = true
+			out = append(out, h.DocumentID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func chunkIDs(hits []ingestd.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ChunkID
+	}
+	return out
+}
+
+func sorted(ids ...string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
+}
+
+func equalStrings(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) == 0 && len(want) == 0 {
+		return
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s = %q, want %q", what, got, want)
+	}
+}
+
+func testPutNew(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	d.Meta = map[string]string{"k": "v"}
+	d.ParentID = ingestd.DocumentID("inst", "parent.md")
+	if !MustPut(t, s, d, Chunks(d, 0, "alpha text", "beta text"), nil) {
+		t.Fatal("first put: changed = false, want true")
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatalf("Document: %v", err)
+	}
+	if got.ID != d.ID || got.Installation != d.Installation || got.ExternalID != d.ExternalID ||
+		got.SourceKind != d.SourceKind || got.ItemKind != d.ItemKind || got.URI != d.URI ||
+		got.Title != d.Title || got.Author != d.Author || got.ContentHash != d.ContentHash ||
+		got.Tier != d.Tier || got.Status != ingestd.StatusActive || got.ParentID != d.ParentID {
+		t.Fatalf("Document = %+v, want %+v", got, d)
+	}
+	if !got.CreatedAt.Equal(d.CreatedAt) || !got.UpdatedAt.Equal(d.UpdatedAt) || !got.IngestedAt.Equal(d.IngestedAt) {
+		t.Fatalf("times = %v %v %v, want %v %v %v", got.CreatedAt, got.UpdatedAt, got.IngestedAt, d.CreatedAt, d.UpdatedAt, d.IngestedAt)
+	}
+	if got.Meta["k"] != "v" || len(got.Meta) != 1 {
+		t.Fatalf("Meta = %v, want map[k:v]", got.Meta)
+	}
+}
+
+func testPutIdempotent(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	first := Chunks(d, 0, "original words here")
+	MustPut(t, s, d, first, nil)
+	// Same hash, tier and status: nothing may be rewritten, not even when
+	// the caller passes other chunks, another title or a later ingest time.
+	again := *d
+	again.Title = "Another title"
+	again.IngestedAt = d.IngestedAt.Add(time.Hour)
+	if MustPut(t, s, &again, Chunks(&again, 1, "replacement words"), nil) {
+		t.Fatal("identical put: changed = true, want false")
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != d.Title || !got.IngestedAt.Equal(d.IngestedAt) {
+		t.Fatalf("document rewritten by a no-op put: title %q ingested %v", got.Title, got.IngestedAt)
+	}
+	views, err := s.DocumentChunks(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(views) != 1 || views[0].ID != first[0].ID {
+		t.Fatalf("chunks after no-op put = %v, want the original chunk %s", viewIDs(views), first[0].ID)
+	}
+	hits, err := s.SearchText(ctx(), "replacement", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 0 {
+		t.Fatalf("SearchText found text of a no-op put: %v", hits)
+	}
+}
+
+func viewIDs(vs []ingestd.ChunkView) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.ID
+	}
+	return out
+}
+
+func testPutReplaces(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	other := Doc("inst", "b.md", ingestd.TierTrustedInternal, "b")
+	MustPut(t, s, other, nil, nil)
+	old := Chunks(d, 0, "obsolete paragraph", "kept paragraph")
+	MustPut(t, s, d, old, []ingestd.Link{{From: d.ID, To: other.ID, Relation: "xref"}})
+
+	d2 := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v2")
+	d2.Title = "New title"
+	next := Chunks(d2, 3, "kept paragraph", "fresh paragraph", "another fresh one")
+	if !MustPut(t, s, d2, next, nil) {
+		t.Fatal("changed content: changed = false, want true")
+	}
+	views, err := s.DocumentChunks(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "chunks", viewIDs(views), chunkIDList(next))
+	if got, _ := s.Chunks(ctx(), []string{old[0].ID}); len(got) != 0 {
+		t.Fatalf("old chunk %s still served", old[0].ID)
+	}
+	if hits, _ := s.SearchText(ctx(), "obsolete", ingestd.Filter{}, 10); len(hits) != 0 {
+		t.Fatalf("SearchText finds replaced text: %v", hits)
+	}
+	hits, err := s.SearchText(ctx(), "fresh", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "fresh hits", sorted(chunkIDs(hits)...), sorted(next[1].ID, next[2].ID))
+	// The vector of the replaced chunk left the vector index.
+	vh, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range vh {
+		if h.ChunkID == old[0].ID {
+			t.Fatalf("SearchVector returns replaced chunk %s", h.ChunkID)
+		}
+	}
+	links, err := s.Links(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 0 {
+		t.Fatalf("links after replacement = %v, want none", links)
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "New title" || got.ContentHash != d2.ContentHash {
+		t.Fatalf("document not rewritten: %+v", got)
+	}
+}
+
+func chunkIDList(cs []ingestd.Chunk) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+func testPutTierStatus(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", "", "v1")
+	MustPut(t, s, d, Chunks(d, 0, "some words"), nil)
+	d.Tier = ingestd.TierUntrustedExternal
+	if !MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
+		t.Fatal("tier change: changed = false, want true")
+	}
+	tiers, err := s.Tiers(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiers[d.ID] != ingestd.TierUntrustedExternal {
+		t.Fatalf("tier = %q after change", tiers[d.ID])
+	}
+	views, err := s.DocumentChunks(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(views) != 1 || views[0].Tier != ingestd.TierUntrustedExternal || views[0].DocumentTier != ingestd.TierUntrustedExternal {
+		t.Fatalf("chunk tier after change = %+v", views)
+	}
+	d.Status = ingestd.StatusRejected
+	if !MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
+		t.Fatal("status change: changed = false, want true")
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingestd.StatusRejected {
+		t.Fatalf("status = %q, want rejected", got.Status)
+	}
+	if MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
+		t.Fatal("repeated rejected put: changed = true, want false")
+	}
+}
+
+func testPutInvalid(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", "", "v1")
+	d.Status = ingestd.StatusDeleted
+	_, err := s.PutDocument(ctx(), d, nil, nil)
+	wantCode(t, err, ingestd.EINVALID)
+
+	other := Doc("inst", "b.md", "", "v1")
+	bad := Doc("inst", "c.md", "", "v1")
+	_, err = s.PutDocument(ctx(), bad, Chunks(other, 0, "wrong document"), nil)
+	wantCode(t, err, ingestd.EINVALID)
+	if _, err := s.Document(ctx(), bad.ID); ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
+		t.Fatalf("refused put left a document behind: %v", err)
+	}
+}
+
+func testDocumentNotFound(t *testing.T, s ingestd.Store) {
+	_, err := s.Document(ctx(), "dmissing")
+	wantCode(t, err, ingestd.ENOTFOUND)
+}
+
+func testDelete(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierUntrustedExternal, "v1")
+	keep := Doc("inst", "b.md", ingestd.TierUntrustedExternal, "b")
+	cs := Chunks(d, 0, "tombstoned words appear here")
+	MustPut(t, s, d, cs, nil)
+	MustPut(t, s, keep, Chunks(keep, 1, "surviving words"), nil)
+	// Search once first so an index built lazily is built before the delete.
+	if hits, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10); err != nil || len(hits) != 2 || hits[0].ChunkID != cs[0].ID {
+		t.Fatalf("SearchVector before delete = %v, %v", hits, err)
+	}
+	if err := s.DeleteDocument(ctx(), d.ID); err != nil {
+		t.Fatalf("DeleteDocument: %v", err)
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatalf("Document of a tombstone: %v", err)
+	}
+	if got.Status != ingestd.StatusDeleted || got.ContentHash != d.ContentHash {
+		t.Fatalf("tombstone = %+v", got)
+	}
+	all := ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusRejected, ingestd.StatusDeleted}}
+	if hits, err := s.SearchText(ctx(), "tombstoned", all, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("SearchText after delete = %v, %v", hits, err)
+	}
+	if hits, err := s.SearchVector(ctx(), Axis(0), all, 10); err != nil || len(hits) != 1 || hits[0].DocumentID != keep.ID {
+		t.Fatalf("SearchVector after delete = %v, %v, want only %s", hits, err, keep.ID)
+	}
+	if views, err := s.DocumentChunks(ctx(), []string{d.ID}); err != nil || len(views) != 0 {
+		t.Fatalf("DocumentChunks after delete = %v, %v", views, err)
+	}
+	counts, err := s.CountDocuments(ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 1 || counts[0].Count != 1 {
+		t.Fatalf("CountDocuments after delete = %+v, want one document", counts)
+	}
+	refs, err := s.DocumentRefs(ctx(), "inst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 1 || refs[0].ID != keep.ID {
+		t.Fatalf("DocumentRefs after delete = %+v", refs)
+	}
+	if err := s.DeleteDocument(ctx(), d.ID); err != nil {
+		t.Fatalf("deleting a tombstone: %v", err)
+	}
+	if hits, err := s.SearchText(ctx(), "surviving", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("other document after delete = %v, %v", hits, err)
+	}
+}
+
+func testResurrect(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	MustPut(t, s, d, Chunks(d, 0, "phoenix rises"), nil)
+	if err := s.DeleteDocument(ctx(), d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !MustPut(t, s, d, Chunks(d, 0, "phoenix rises"), nil) {
+		t.Fatal("put of a tombstone with its old hash: changed = false, want true")
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingestd.StatusActive {
+		t.Fatalf("status = %q, want active", got.Status)
+	}
+	if hits, err := s.SearchText(ctx(), "phoenix", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("SearchText after resurrection = %v, %v", hits, err)
+	}
+	if hits, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("SearchVector after resurrection = %v, %v", hits, err)
+	}
+}
+
+func testDeleteNotFound(t *testing.T, s ingestd.Store) {
+	wantCode(t, s.DeleteDocument(ctx(), "dmissing"), ingestd.ENOTFOUND)
+}
+
+func testSetStatus(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	MustPut(t, s, d, Chunks(d, 0, "dismissed approach"), nil)
+	// Build any lazy index before the status changes.
+	if _, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStatus(ctx(), d.ID, ingestd.StatusRejected); err != nil {
+		t.Fatalf("SetStatus: %v", err)
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingestd.StatusRejected {
+		t.Fatalf("status = %q, want rejected", got.Status)
+	}
+	rejected := ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}
+	for _, tc := range []struct {
+		name   string
+		f      ingestd.Filter
+		search func(ingestd.Filter) ([]ingestd.Hit, error)
+		want   int
+	}{
+		{"text default", ingestd.Filter{}, func(f ingestd.Filter) ([]ingestd.Hit, error) { return s.SearchText(ctx(), "dismissed", f, 10) }, 0},
+		{"text rejected", rejected, func(f ingestd.Filter) ([]ingestd.Hit, error) { return s.SearchText(ctx(), "dismissed", f, 10) }, 1},
+		{"vector default", ingestd.Filter{}, func(f ingestd.Filter) ([]ingestd.Hit, error) { return s.SearchVector(ctx(), Axis(0), f, 10) }, 0},
+		{"vector rejected", rejected, func(f ingestd.Filter) ([]ingestd.Hit, error) { return s.SearchVector(ctx(), Axis(0), f, 10) }, 1},
+	} {
+		hits, err := tc.search(tc.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(hits) != tc.want {
+			t.Fatalf("%s: %d hits, want %d", tc.name, len(hits), tc.want)
+		}
+	}
+	if err := s.SetStatus(ctx(), d.ID, ingestd.StatusActive); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10); len(hits) != 1 {
+		t.Fatalf("SearchVector after reactivation: %d hits, want 1", len(hits))
+	}
+	wantCode(t, s.SetStatus(ctx(), d.ID, ingestd.StatusDeleted), ingestd.EINVALID)
+	wantCode(t, s.SetStatus(ctx(), "dmissing", ingestd.StatusRejected), ingestd.ENOTFOUND)
+	if err := s.DeleteDocument(ctx(), d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStatus(ctx(), d.ID, ingestd.StatusActive); err == nil {
+		t.Fatal("SetStatus on a tombstone: no error")
+	}
+	if got, _ := s.Document(ctx(), d.ID); got == nil || got.Status != ingestd.StatusDeleted {
+		t.Fatalf("tombstone changed by SetStatus: %+v", got)
+	}
+}
+
+func testDocumentRefs(t *testing.T, s ingestd.Store) {
+	a := Doc("inst", "a.md", "", "a")
+	b := Doc("inst", "b.md", "", "b")
+	c := Doc("other", "c.md", "", "c")
+	for _, d := range []*ingestd.Document{a, b, c} {
+		MustPut(t, s, d, nil, nil)
+	}
+	if err := s.SetStatus(ctx(), b.ID, ingestd.StatusRejected); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := s.DocumentRefs(ctx(), "inst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(refs, func(x, y ingestd.DocumentRef) int { return strings.Compare(x.ExternalID, y.ExternalID) })
+	want := []ingestd.DocumentRef{
+		{ID: a.ID, ExternalID: "a.md", ContentHash: a.ContentHash, Status: ingestd.StatusActive},
+		{ID: b.ID, ExternalID: "b.md", ContentHash: b.ContentHash, Status: ingestd.StatusRejected},
+	}
+	if !slices.Equal(refs, want) {
+		t.Fatalf("DocumentRefs = %+v, want %+v", refs, want)
+	}
+	if refs, err := s.DocumentRefs(ctx(), "nobody"); err != nil || len(refs) != 0 {
+		t.Fatalf("DocumentRefs of an unknown installation = %v, %v", refs, err)
+	}
+}
+
+// filterFixtures writes five documents that all contain "shared" and lie
+// along axis 0, and returns their ids by name.
+func filterFixtures(t *testing.T, s ingestd.Store) map[string]string {
+	t.Helper()
+	type fx struct {
+		name, inst, kind string
+		tier             ingestd.Tier
+	}
+	ids := map[string]string{}
+	for _, f := range []fx{
+		{"internal", "handbook", "files", ingestd.TierTrustedInternal},
+		{"external", "support", "imap", ingestd.TierUntrustedExternal},
+		{"machine", "bots", "webhook", ingestd.TierMachineGenerated},
+		{"undeclared", "legacy", "files", ""},
+		{"unknown", "partner", "url", "partner-v2"},
+	} {
+		d := Doc(f.inst, f.name+".md", f.tier, f.name)
+		d.SourceKind = f.kind
+		MustPut(t, s, d, Chunks(d, 0, "shared words of "+f.name), nil)
+		ids[f.name] = d.ID
+	}
+	return ids
+}
+
+func testFilters(t *testing.T, s ingestd.Store, search searchFunc) {
+	ids := filterFixtures(t, s)
+	pick := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, ids[n])
+		}
+		slices.Sort(out)
+		return out
+	}
+	tests := []struct {
+		name string
+		f    ingestd.Filter
+		want []string
+	}{
+		{"none", ingestd.Filter{}, pick("internal", "external", "machine", "undeclared", "unknown")},
+		{"installation", ingestd.Filter{Installations: []string{"support", "bots"}}, pick("external", "machine")},
+		{"unknown installation", ingestd.Filter{Installations: []string{"nobody"}}, nil},
+		{"source kind", ingestd.Filter{SourceKinds: []string{"files"}}, pick("internal", "undeclared")},
+		{"tier", ingestd.Filter{Tiers: []ingestd.Tier{ingestd.TierTrustedInternal}}, pick("internal")},
+		{"undeclared tier", ingestd.Filter{Tiers: []ingestd.Tier{""}}, pick("undeclared")},
+		{"unknown tier verbatim", ingestd.Filter{Tiers: []ingestd.Tier{"partner-v2"}}, pick("unknown")},
+		{"unknown tier is not external", ingestd.Filter{Tiers: []ingestd.Tier{ingestd.TierUntrustedExternal}}, pick("external")},
+		{"combined", ingestd.Filter{Installations: []string{"handbook", "legacy", "support"}, SourceKinds: []string{"files"},
+			Tiers: []ingestd.Tier{"", ingestd.TierUntrustedExternal}}, pick("undeclared")},
+		{"deleted status", ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusDeleted}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			equalStrings(t, "documents", docIDs(search(t, s, tt.f)), tt.want)
+		})
+	}
+	// A deleted document never matches, even when deleted is asked for.
+	if err := s.DeleteDocument(ctx(), ids["internal"]); err != nil {
+		t.Fatal(err)
+	}
+	all := ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusDeleted}}
+	equalStrings(t, "after delete", docIDs(search(t, s, all)), pick("external", "machine", "undeclared", "unknown"))
+}
+
+func testTiers(t *testing.T, s ingestd.Store) {
+	ids := filterFixtures(t, s)
+	got, err := s.Tiers(ctx(), []string{ids["internal"], ids["undeclared"], ids["unknown"], ids["external"], "dmissing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ingestd.Tier{
+		ids["internal"]:   ingestd.TierTrustedInternal,
+		ids["undeclared"]: "",
+		ids["unknown"]:    "partner-v2",
+		ids["external"]:   ingestd.TierUntrustedExternal,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Tiers = %v, want %v", got, want)
+	}
+	for id, tier := range want {
+		if tr, ok := got[id]; !ok || tr != tier {
+			t.Fatalf("Tiers[%s] = %q (present %v), want %q", id, tr, ok, tier)
+		}
+	}
+	if got, err := s.Tiers(ctx(), nil); err != nil || len(got) != 0 {
+		t.Fatalf("Tiers(nil) = %v, %v", got, err)
+	}
+}
+
+func testCountDocuments(t *testing.T, s ingestd.Store) {
+	filterFixtures(t, s)
+	extra := Doc("support", "second.md", ingestd.TierUntrustedExternal, "x")
+	MustPut(t, s, extra, nil, nil)
+	rejected := Doc("support", "rejected.md", ingestd.TierUntrustedExternal, "r")
+	rejected.Status = ingestd.StatusRejected
+	MustPut(t, s, rejected, nil, nil)
+	gone := Doc("support", "gone.md", ingestd.TierUntrustedExternal, "g")
+	MustPut(t, s, gone, nil, nil)
+	if err := s.DeleteDocument(ctx(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.CountDocuments(ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b ingestd.DocumentCount) int {
+		if c := strings.Compare(a.Installation, b.Installation); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Tier), string(b.Tier))
+	})
+	want := []ingestd.DocumentCount{
+		{Installation: "bots", Tier: ingestd.TierMachineGenerated, Count: 1},
+		{Installation: "handbook", Tier: ingestd.TierTrustedInternal, Count: 1},
+		{Installation: "legacy", Tier: "", Count: 1},
+		{Installation: "partner", Tier: "partner-v2", Count: 1},
+		{Installation: "support", Tier: ingestd.TierUntrustedExternal, Count: 3},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("CountDocuments = %+v, want %+v", got, want)
+	}
+}
+
+func testSearchTextRelevance(t *testing.T, s ingestd.Store) {
+	on := Doc("inst", "on.md", "", "on")
+	partial := Doc("inst", "partial.md", "", "partial")
+	off := Doc("inst", "off.md", "", "off")
+	MustPut(t, s, on, Chunks(on, 0, "How to rotate the database password: rotate it monthly and store the password in the vault."), nil)
+	MustPut(t, s, partial, Chunks(partial, 0, "The vault holds many secrets for the team."), nil)
+	MustPut(t, s, off, Chunks(off, 0, "Lunch is served at noon in the cafeteria on the second floor."), nil)
+	hits, err := s.SearchText(ctx(), "rotate database password", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].DocumentID != on.ID {
+		t.Fatalf("SearchText top hit = %v, want %s first", hits, on.ID)
+	}
+	for _, h := range hits {
+		if h.DocumentID == off.ID {
+			t.Fatalf("SearchText returned a chunk without any query word: %v", hits)
+		}
+	}
+	// Any word may match when not all do; more matching words rank higher.
+	hits, err = s.SearchText(ctx(), "password vault", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].DocumentID != on.ID || hits[1].DocumentID != partial.ID {
+		t.Fatalf("SearchText(password vault) = %v, want %s then %s", hits, on.ID, partial.ID)
+	}
+	if !(hits[0].Score >= hits[1].Score) {
+		t.Fatalf("scores not descending: %v", hits)
+	}
+	for _, h := range hits {
+		if math.IsNaN(h.Score) || h.Score <= 0 {
+			t.Fatalf("score %v of %s: want a positive number", h.Score, h.ChunkID)
+		}
+	}
+	// Title words count too.
+	titled := Doc("inst", "titled.md", "", "titled")
+	titled.Title = "Kubernetes upgrade runbook"
+	MustPut(t, s, titled, Chunks(titled, 0, "Drain nodes one at a time."), nil)
+	hits, err = s.SearchText(ctx(), "kubernetes", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].DocumentID != titled.ID {
+		t.Fatalf("SearchText(kubernetes) = %v, want the titled document", hits)
+	}
+}
+
+func testSearchTextSyntax(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", "", "a")
+	MustPut(t, s, d, Chunks(d, 0, "error near the column title: disk full OR not, star * quote"), nil)
+	for _, q := range []string{
+		`"unbalanced`, `disk*`, `disk OR`, `NEAR disk`, `disk NEAR/3 full`, `-disk`, `title:disk`, `text:disk`,
+		`(disk`, `disk)`, `AND`, `NOT disk`, `^disk`, `'disk'`, `disk "full`, `{}[]`, `***`, `"`, ``, `   `,
+		`disk\`, `d:i:s:k`, `😀 disk`, `NEAR`, `OR`, `AND OR NOT`,
+	} {
+		hits, err := s.SearchText(ctx(), q, ingestd.Filter{}, 10)
+		if err != nil {
+			t.Fatalf("SearchText(%q): %v", q, err)
+		}
+		if strings.Contains(strings.ToLower(q), "disk") && len(hits) != 1 {
+			t.Fatalf("SearchText(%q) = %v, want the one chunk", q, hits)
+		}
+	}
+	// Operators are words: a chunk without "or" is not matched by "or" as
+	// an operator joining two words that are absent.
+	hits, err := s.SearchText(ctx(), "zebra OR giraffe", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.DocumentID != d.ID {
+			t.Fatalf("unexpected hit %v", h)
+		}
+	}
+}
+
+func testSearchTextLimit(t *testing.T, s ingestd.Store) {
+	for i := range 7 {
+		d := Doc("inst", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		MustPut(t, s, d, Chunks(d, 0, fmt.Sprintf("common topic paragraph %d", i), fmt.Sprintf("common topic other %d", i)), nil)
+	}
+	hits, err := s.SearchText(ctx(), "common topic", ingestd.Filter{}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 5 {
+		t.Fatalf("%d hits, want limit 5", len(hits))
+	}
+	if _, err := s.SearchText(ctx(), "common", ingestd.Filter{}, 0); ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Fatalf("limit 0: err = %v, want EINVALID", err)
+	}
+}
+
+// testSearchTextFilterDeep checks that a filter which rejects the best
+// many matches still finds the weaker matches it keeps.
+func testSearchTextFilterDeep(t *testing.T, s ingestd.Store) {
+	for i := range 150 {
+		d := Doc("noisy", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		MustPut(t, s, d, Chunks(d, 0, "needle needle haystack"), nil)
+	}
+	var want []string
+	for i := range 2 {
+		d := Doc("quiet", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		MustPut(t, s, d, Chunks(d, 0, "a needle lost in a long paragraph of many other words about nothing in particular"), nil)
+		want = append(want, d.ID)
+	}
+	hits, err := s.SearchText(ctx(), "needle", ingestd.Filter{Installations: []string{"quiet"}}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "filtered hits", docIDs(hits), sorted(want...))
+	hits, err = s.SearchVector(ctx(), Axis(0), ingestd.Filter{Installations: []string{"quiet"}}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "filtered vector hits", docIDs(hits), sorted(want...))
+}
+
+func testSearchVectorOrdering(t *testing.T, s ingestd.Store) {
+	// Chunk i of each document lies along a mix of axes; the query is
+	// nearest to chunk "near", then "mid", then "far".
+	d := Doc("inst", "a.md", "", "a")
+	cs := Chunks(d, 0, "near", "mid", "far", "opposite")
+	cs[0].Embedding = []float32{1, 0.1, 0, 0, 0, 0, 0, 0}
+	cs[1].Embedding = []float32{1, 1, 0, 0, 0, 0, 0, 0}
+	cs[2].Embedding = []float32{0.2, 1, 0.3, 0, 0, 0, 0, 0}
+	cs[3].Embedding = []float32{-1, 0, 0, 0, 0, 0, 0, 0}
+	MustPut(t, s, d, cs, nil)
+	hits, err := s.SearchVector(ctx(), []float32{2, 0, 0, 0, 0, 0, 0, 0}, ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "order", chunkIDs(hits), []string{cs[0].ID, cs[1].ID, cs[2].ID, cs[3].ID})
+	want := []float64{1 / math.Sqrt(1.01), 1 / math.Sqrt2, 0.2 / math.Sqrt(1.13), -1}
+	for i, h := range hits {
+		if math.Abs(h.Score-want[i]) > 1e-4 {
+			t.Fatalf("score of %d = %v, want cosine %v", i, h.Score, want[i])
+		}
+		if h.DocumentID != d.ID {
+			t.Fatalf("hit %v: document id", h)
+		}
+	}
+	hits, err = s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "limited", chunkIDs(hits), []string{cs[0].ID, cs[1].ID})
+	if _, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 0); ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Fatalf("limit 0: err = %v, want EINVALID", err)
+	}
+	if _, err := s.SearchVector(ctx(), nil, ingestd.Filter{}, 3); ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Fatalf("empty vector: err = %v, want EINVALID", err)
+	}
+}
+
+func testSearchVectorEmbedders(t *testing.T, s ingestd.Store) {
+	a := Doc("inst", "a.md", "", "a")
+	b := Doc("inst", "b.md", "", "b")
+	ca := Chunks(a, 0, "from embedder a")
+	cb := Chunks(b, 0, "from embedder b")
+	cb[0].EmbedderID = "other/8"
+	MustPut(t, s, a, ca, nil)
+	MustPut(t, s, b, cb, nil)
+	for _, tc := range []struct {
+		embedder string
+		want     []string
+	}{
+		{testEmbedder, []string{ca[0].ID}},
+		{"other/8", []string{cb[0].ID}},
+		{"", []string{cb[0].ID}}, // the most recently written
+		{"missing/8", nil},
+	} {
+		hits, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{EmbedderID: tc.embedder}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalStrings(t, "embedder "+tc.embedder, chunkIDs(hits), tc.want)
+	}
+	// A query of another dimension compares nothing.
+	hits, err := s.SearchVector(ctx(), []float32{1, 0, 0}, ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 0 {
+		t.Fatalf("3-d query matched 8-d vectors: %v", hits)
+	}
+}
+
+func testSearchVectorLaterWrites(t *testing.T, s ingestd.Store) {
+	a := Doc("inst", "a.md", "", "a")
+	ca := Chunks(a, 1, "first")
+	MustPut(t, s, a, ca, nil)
+	if hits, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("first search = %v, %v", hits, err)
+	}
+	b := Doc("inst", "b.md", "", "b")
+	cb := Chunks(b, 0, "second")
+	MustPut(t, s, b, cb, nil)
+	hits, err := s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "after a later write", chunkIDs(hits), []string{cb[0].ID, ca[0].ID})
+	// Re-embedding moves a chunk.
+	if err := s.SetEmbeddings(ctx(), testEmbedder, map[string][]float32{ca[0].ID: Axis(0), cb[0].ID: Axis(2)}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err = s.SearchVector(ctx(), Axis(0), ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "after SetEmbeddings", chunkIDs(hits), []string{ca[0].ID, cb[0].ID})
+}
+
+func testChunks(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", "partner-v2", "a")
+	cs := Chunks(d, 2, "one", "two", "three")
+	MustPut(t, s, d, cs, nil)
+	e := Doc("other", "b.md", ingestd.TierTrustedInternal, "b")
+	ce := Chunks(e, 0, "four")
+	ce[0].HeadingPath = nil
+	ce[0].Embedding = nil
+	MustPut(t, s, e, ce, nil)
+	ids := []string{cs[2].ID, "cmissing", ce[0].ID, cs[0].ID}
+	got, err := s.Chunks(ctx(), ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "Chunks", viewIDs(got), []string{cs[2].ID, ce[0].ID, cs[0].ID})
+	v := got[0]
+	want := cs[2]
+	if v.DocumentID != d.ID || v.Ordinal != 2 || v.Text != want.Text || v.Fenced != want.Fenced || v.Tokens != want.Tokens ||
+		v.EmbedderID != want.EmbedderID || !slices.Equal(v.HeadingPath, want.HeadingPath) || !slices.Equal(v.Embedding, want.Embedding) {
+		t.Fatalf("chunk = %+v, want %+v", v.Chunk, want)
+	}
+	if v.Tier != "partner-v2" || v.DocumentTier != "partner-v2" || v.Installation != "inst" || v.SourceKind != "files" ||
+		v.ItemKind != d.ItemKind || v.URI != d.URI || v.Title != d.Title || v.DocumentStatus != ingestd.StatusActive ||
+		!v.UpdatedAt.Equal(d.UpdatedAt) {
+		t.Fatalf("document fields = %+v", v)
+	}
+	if len(got[1].HeadingPath) != 0 || len(got[1].Embedding) != 0 {
+		t.Fatalf("empty heading path and embedding came back as %v, %v", got[1].HeadingPath, got[1].Embedding)
+	}
+	if got, err := s.Chunks(ctx(), nil); err != nil || len(got) != 0 {
+		t.Fatalf("Chunks(nil) = %v, %v", got, err)
+	}
+}
+
+func testDocumentChunks(t *testing.T, s ingestd.Store) {
+	a := Doc("inst", "a.md", "", "a")
+	b := Doc("inst", "b.md", "", "b")
+	ca := Chunks(a, 0, "a0", "a1", "a2")
+	cb := Chunks(b, 0, "b0", "b1")
+	// Written out of ordinal order.
+	MustPut(t, s, a, []ingestd.Chunk{ca[2], ca[0], ca[1]}, nil)
+	MustPut(t, s, b, cb, nil)
+	got, err := s.DocumentChunks(ctx(), []string{b.ID, a.ID, "dmissing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "DocumentChunks", viewIDs(got), []string{cb[0].ID, cb[1].ID, ca[0].ID, ca[1].ID, ca[2].ID})
+	if len(got[0].Embedding) != Dims {
+		t.Fatalf("embedding not included: %v", got[0].Embedding)
+	}
+}
+
+func testLinks(t *testing.T, s ingestd.Store) {
+	a := Doc("inst", "a.md", "", "a")
+	b := Doc("inst", "b.md", "", "b")
+	c := Doc("inst", "c.md", "", "c")
+	MustPut(t, s, a, nil, []ingestd.Link{{From: a.ID, To: b.ID, Relation: "xref"}, {From: a.ID, To: "dnotyet", Relation: "link"}})
+	MustPut(t, s, b, nil, []ingestd.Link{{From: b.ID, To: c.ID, Relation: "parent"}})
+	MustPut(t, s, c, nil, nil)
+	sortLinks := func(ls []ingestd.Link) {
+		slices.SortFunc(ls, func(x, y ingestd.Link) int {
+			return strings.Compare(x.From+"\x00"+x.To+"\x00"+x.Relation, y.From+"\x00"+y.To+"\x00"+y.Relation)
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		ids  []string
+		want []ingestd.Link
+	}{
+		{"outgoing and incoming", []string{b.ID}, []ingestd.Link{link(a.ID, b.ID, "xref"), link(b.ID, c.ID, "parent")}},
+		{"incoming only", []string{c.ID}, []ingestd.Link{link(b.ID, c.ID, "parent")}},
+		{"to a document not stored yet", []string{"dnotyet"}, []ingestd.Link{link(a.ID, "dnotyet", "link")}},
+		{"each link once", []string{a.ID, b.ID}, []ingestd.Link{link(a.ID, b.ID, "xref"), link(a.ID, "dnotyet", "link"), link(b.ID, c.ID, "parent")}},
+		{"none", []string{"dmissing"}, nil},
+	} {
+		got, err := s.Links(ctx(), tc.ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortLinks(got)
+		sortLinks(tc.want)
+		if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+			t.Fatalf("%s: Links = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func testCursors(t *testing.T, s ingestd.Store) {
+	if v, err := s.Cursor(ctx(), "inst", "uid"); err != nil || v != "" {
+		t.Fatalf("unset cursor = %q, %v", v, err)
+	}
+	if err := s.SetCursor(ctx(), "inst", "uid", "41"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCursor(ctx(), "inst", "uid", "42"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCursor(ctx(), "other", "uid", "7"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Cursor(ctx(), "inst", "uid"); err != nil || v != "42" {
+		t.Fatalf("cursor = %q, %v, want 42", v, err)
+	}
+	if v, err := s.Cursor(ctx(), "other", "uid"); err != nil || v != "7" {
+		t.Fatalf("other cursor = %q, %v, want 7", v, err)
+	}
+}
+
+func testEmbeddingCache(t *testing.T, s ingestd.Store) {
+	v1 := []float32{0.5, -0.25, 1e-7, 3}
+	if err := s.PutEmbeddings(ctx(), "e1", map[string][]float32{"h1": v1, "h2": {1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutEmbeddings(ctx(), "e2", map[string][]float32{"h1": {9}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.CachedEmbeddings(ctx(), "e1", []string{"h1", "h3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !slices.Equal(got["h1"], v1) {
+		t.Fatalf("CachedEmbeddings = %v, want only h1 = %v", got, v1)
+	}
+	if got, err := s.CachedEmbeddings(ctx(), "e2", []string{"h1", "h2"}); err != nil || len(got) != 1 || !slices.Equal(got["h1"], []float32{9}) {
+		t.Fatalf("other embedder's cache = %v, %v", got, err)
+	}
+	many := make([]string, 1200)
+	for i := range many {
+		many[i] = fmt.Sprint("x", i)
+	}
+	many[1100] = "h2"
+	if got, err := s.CachedEmbeddings(ctx(), "e1", many); err != nil || len(got) != 1 {
+		t.Fatalf("CachedEmbeddings of 1200 hashes = %d, %v, want 1", len(got), err)
+	}
+}
+
+func testChunksToEmbed(t *testing.T, s ingestd.Store) {
+	var all []string
+	for i := range 3 {
+		d := Doc("inst", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		cs := Chunks(d, 0, "p", "q", "r")
+		MustPut(t, s, d, cs, nil)
+		all = append(all, chunkIDList(cs)...)
+	}
+	gone := Doc("inst", "gone.md", "", "gone")
+	MustPut(t, s, gone, Chunks(gone, 0, "gone"), nil)
+	if err := s.DeleteDocument(ctx(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(all)
+	var got []string
+	after := ""
+	for range 10 {
+		page, err := s.ChunksToEmbed(ctx(), "new/8", after, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) > 4 {
+			t.Fatalf("page of %d, limit 4", len(page))
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, c := range page {
+			got = append(got, c.ID)
+			if c.Text == "" || c.DocumentID == "" {
+				t.Fatalf("chunk to embed lacks text or document: %+v", c)
+			}
+		}
+		after = page[len(page)-1].ID
+	}
+	equalStrings(t, "ChunksToEmbed pages", got, all)
+	vecs := map[string][]float32{}
+	for _, id := range all[:5] {
+		vecs[id] = Axis(3)
+	}
+	vecs["cmissing"] = Axis(3)
+	if err := s.SetEmbeddings(ctx(), "new/8", vecs); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.ChunksToEmbed(ctx(), "new/8", "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "left to embed", chunkIDList(page), all[5:])
+	views, err := s.Chunks(ctx(), all[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if views[0].EmbedderID != "new/8" || !slices.Equal(views[0].Embedding, Axis(3)) {
+		t.Fatalf("after SetEmbeddings: %s %v", views[0].EmbedderID, views[0].Embedding)
+	}
+	hits, err := s.SearchVector(ctx(), Axis(3), ingestd.Filter{EmbedderID: "new/8"}, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "search of re-embedded", sorted(chunkIDs(hits)...), all[:5])
+}
+
+func testPutInstallations(t *testing.T, s ingestd.Store) {
+	insts := []ingestd.Installation{
+		{ID: "handbook", Kind: "files", Tier: ingestd.TierTrustedInternal},
+		{ID: "support", Kind: "imap", Tier: ingestd.TierUntrustedExternal},
+	}
+	if err := s.PutInstallations(ctx(), insts); err != nil {
+		t.Fatal(err)
+	}
+	insts[0].Tier = ingestd.TierMachineGenerated
+	if err := s.PutInstallations(ctx(), insts[:1]); err != nil {
+		t.Fatalf("PutInstallations again: %v", err)
+	}
+	if err := s.PutInstallations(ctx(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPing(t *testing.T, s ingestd.Store) {
+	if err := s.Ping(ctx()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+func link(from, to, rel string) ingestd.Link {
+	return ingestd.Link{From: from, To: to, Relation: rel}
+}
