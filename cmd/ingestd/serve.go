@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,7 +74,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer jq.Close()
+	var writes atomic.Int64
 	a.stored = func(ctx context.Context, doc *ingestd.Document) {
+		writes.Add(1)
 		if err := jq.PublishStored(ctx, doc); err != nil {
 			a.log.Warn("store.event_failed", "document", doc.ID, "error", err.Error())
 		}
@@ -82,6 +85,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	a.warm(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.optimizeLoop(ctx, &writes, 10*time.Minute)
+	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -146,6 +155,60 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// warmer is a store that can load its in-memory indexes ahead of the
+// first search (store/sqlite).
+type warmer interface {
+	Warm(ctx context.Context) error
+}
+
+// optimizer is a store whose full-text index gets faster when merged after
+// bulk writes (store/sqlite). Merging holds the write lock for a moment.
+type optimizer interface {
+	Optimize(ctx context.Context) error
+}
+
+// warm loads the store's indexes so the first query does not pay for it.
+func (a *app) warm(ctx context.Context) {
+	w, ok := a.store.(warmer)
+	if !ok {
+		return
+	}
+	start := time.Now()
+	if err := w.Warm(ctx); err != nil {
+		a.log.Warn("store.warm_failed", "error", err.Error())
+		return
+	}
+	a.log.Info("store.warm", "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+// optimizeLoop merges the store's full-text index every period in which
+// documents were written, so search stays fast after bulk syncs without
+// paying for a merge on every write.
+func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period time.Duration) {
+	o, ok := a.store.(optimizer)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if writes.Swap(0) == 0 {
+			continue
+		}
+		start := time.Now()
+		if err := o.Optimize(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("store.optimize_failed", "error", err.Error())
+			continue
+		}
+		a.log.Info("store.optimize", "took", time.Since(start).Round(time.Millisecond).String())
+	}
 }
 
 // tokens reads the configured bearer tokens from the environment. A token
