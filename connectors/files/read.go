@@ -218,58 +218,8 @@ func mailItems(it ingestd.Item, data []byte) ([]ingestd.Item, error) {
 	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
 	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
-	items := []ingestd.Item{it}
-	for i, a := range m.Attachments {
-		if !a.TextLike || a.Text == "" {
-			continue
-		}
-		name := a.Filename
-		if name == "" {
-			name = "attachment"
-			if a.Message != nil {
-				name = "message.eml"
-			}
-		}
-		frag := fmt.Sprintf("attachment/%d/%s", i+1, strings.ReplaceAll(name, "/", "_"))
-		u, _ := url.Parse(it.URI) // built by URI, always parses
-		u.Fragment = frag
-		child := ingestd.Item{
-			ExternalID:       it.ExternalID + "#" + frag,
-			ItemKind:         "attachment",
-			URI:              u.String(),
-			Title:            name,
-			Author:           it.Author,
-			CreatedAt:        it.CreatedAt,
-			UpdatedAt:        it.UpdatedAt,
-			Format:           ingestd.FormatPlain,
-			Text:             a.Text,
-			ParentExternalID: it.ExternalID,
-			Meta: map[string]string{
-				"path":         it.Meta["path"],
-				"filename":     a.Filename,
-				"content_type": a.ContentType,
-				"size":         strconv.Itoa(a.Size),
-			},
-		}
-		switch ext := strings.ToLower(path.Ext(a.Filename)); {
-		case a.Message != nil:
-			child.Format = ingestd.FormatMail
-			if a.Message.Subject != "" && a.Filename == "" {
-				child.Title = a.Message.Subject
-			}
-			if a.Message.From != "" {
-				child.Author = a.Message.From
-			}
-			if !a.Message.Date.IsZero() {
-				child.CreatedAt = a.Message.Date
-			}
-			setNonEmpty(child.Meta, "message_id", a.Message.MessageID)
-		case ext == ".md" || a.ContentType == "text/markdown":
-			child.Format = ingestd.FormatMarkdown
-		}
-		items = append(items, child)
-	}
-	return items, nil
+	children, _ := mail.AttachmentItems(it, m, map[string]string{"path": it.Meta["path"]})
+	return append([]ingestd.Item{it}, children...), nil
 }
 
 func setNonEmpty(m map[string]string, k, v string) {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -109,63 +108,9 @@ func messageItems(installation string, f fetched, m *mail.Message) []ingestd.Ite
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
 	it.Links = threadLinks(id, m)
 
-	items := []ingestd.Item{it}
-	var listed []string
-	for i, a := range m.Attachments {
-		name := a.Filename
-		if !a.TextLike || a.Text == "" {
-			n := name
-			if n == "" {
-				n = "unnamed"
-			}
-			listed = append(listed, fmt.Sprintf("%s (%s, %d bytes)", n, a.ContentType, a.Size))
-			continue
-		}
-		if name == "" {
-			name = "attachment"
-			if a.Message != nil {
-				name = "message.eml"
-			}
-		}
-		frag := fmt.Sprintf("attachment/%d/%s", i+1, strings.ReplaceAll(name, "/", "_"))
-		child := ingestd.Item{
-			ExternalID:       id + "#" + frag,
-			ItemKind:         "attachment",
-			URI:              it.URI + "#" + url.PathEscape(frag),
-			Title:            name,
-			Author:           it.Author,
-			CreatedAt:        it.CreatedAt,
-			Format:           ingestd.FormatPlain,
-			Text:             a.Text,
-			ParentExternalID: id,
-			Meta: map[string]string{
-				"mailbox":      f.mailbox,
-				"uid":          it.Meta["uid"],
-				"content_type": a.ContentType,
-				"size":         strconv.Itoa(a.Size),
-			},
-		}
-		setNonEmpty(child.Meta, "filename", a.Filename)
-		switch ext := strings.ToLower(path.Ext(a.Filename)); {
-		case a.Message != nil:
-			child.Format = ingestd.FormatMail
-			if a.Message.Subject != "" && a.Filename == "" {
-				child.Title = a.Message.Subject
-			}
-			if a.Message.From != "" {
-				child.Author = a.Message.From
-			}
-			if !a.Message.Date.IsZero() {
-				child.CreatedAt = a.Message.Date
-			}
-			setNonEmpty(child.Meta, "message_id", a.Message.MessageID)
-		case ext == ".md" || a.ContentType == "text/markdown":
-			child.Format = ingestd.FormatMarkdown
-		}
-		items = append(items, child)
-	}
-	setNonEmpty(it.Meta, "attachments", strings.Join(listed, "; "))
-	return items
+	children, binary := mail.AttachmentItems(it, m, map[string]string{"mailbox": f.mailbox, "uid": it.Meta["uid"]})
+	setNonEmpty(it.Meta, "attachments", strings.Join(binary, "; "))
+	return append([]ingestd.Item{it}, children...)
 }
 
 // threadLinks links a message to the one it answers ("reply") and to the
