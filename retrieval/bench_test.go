@@ -75,6 +75,13 @@ func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
 		}
 		bs.syn = corpus.NewSynthetic(n, 1)
 		bs.err = corpus.Put(context.Background(), bs.s, embedder.NewLexical(corpus.Dims), bs.syn.Docs...)
+		if bs.err == nil {
+			// As serve and sync do after bulk writes: merge the full-text
+			// index, then load the in-memory indexes.
+			if bs.err = bs.s.Optimize(context.Background()); bs.err == nil {
+				bs.err = bs.s.Warm(context.Background())
+			}
+		}
 	})
 	if bs.err != nil {
 		b.Fatalf("bench store: %v", bs.err)

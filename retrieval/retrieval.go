@@ -419,6 +419,19 @@ func (a *answer) candidates(n int) int {
 	return max(4*n, minCandidate)
 }
 
+// similar ranks chunks under f by vector similarity alone. The rejected
+// block admits a chunk only above a similarity threshold, so the nearest
+// vectors are exactly its candidates and a full-text ranking would add
+// none it could keep.
+func (a *answer) similar(ctx context.Context, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	f.EmbedderID = a.s.embedder.ID()
+	vec, err := a.s.store.SearchVector(ctx, a.qv, f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search vector: %w", err)
+	}
+	return slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score < a.s.rejMin }), nil
+}
+
 // fused runs both rankers under f, concurrently, and fuses their rankings.
 func (a *answer) fused(ctx context.Context, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	var (
@@ -696,7 +709,7 @@ func sortLinks(ls []ingestd.Link) {
 func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
 	pick := func(f ingestd.Filter) ([]served, error) {
 		f.Statuses = []ingestd.Status{ingestd.StatusRejected}
-		hits, err := a.fused(ctx, f, a.candidates(a.s.rejCap))
+		hits, err := a.similar(ctx, f, a.candidates(a.s.rejCap))
 		if err != nil {
 			return nil, err
 		}
