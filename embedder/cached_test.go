@@ -209,3 +209,27 @@ func TestTextHash(t *testing.T) {
 		t.Errorf("TextHash(hello) = %s, want %s", got, want)
 	}
 }
+
+func TestCachedPassesLocalEmbedderThrough(t *testing.T) {
+	ctx := context.Background()
+	c := newMemCache()
+	lex := embedder.NewLexical(64)
+	e := embedder.NewCached(lex, c)
+	texts := []string{"refunds go back to the card", "deploys need a green run"}
+	got, err := e.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := lex.Embed(ctx, texts)
+	for i := range want {
+		if embedder.Cosine(got[i], want[i]) < 0.9999 {
+			t.Fatalf("vector %d differs from the lexical embedder's", i)
+		}
+	}
+	if n := len(c.vecs); n != 0 {
+		t.Fatalf("cache holds %d vectors of a local embedder, want none", n)
+	}
+	if _, misses := e.Stats(); misses != 2 {
+		t.Fatalf("misses = %d, want 2 (counted as embedded)", misses)
+	}
+}

@@ -86,6 +86,9 @@ type Lexical struct {
 	scratch sync.Pool // *lexScratch
 }
 
+// computesLocally marks Lexical as cheaper to run than to cache.
+func (*Lexical) computesLocally() {}
+
 // NewLexical returns a lexical embedder making vectors of length dims, or
 // DefaultLexicalDims when dims <= 0.
 func NewLexical(dims int) *Lexical {
