@@ -22,6 +22,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/pipeline"
+	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
@@ -84,7 +85,7 @@ func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
 		a.sources[inst.ID] = src
 	}
 
-	if a.store, err = openStore(cfg, a.log); err != nil {
+	if a.store, err = openStore(ctx, cfg, e, a.log); err != nil {
 		return nil, err
 	}
 	inner, err := newEmbedder(cfg, e)
@@ -143,8 +144,17 @@ func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, err
 	return inst, a.sources[id], nil
 }
 
-func openStore(cfg *Config, log *slog.Logger) (ingestd.Store, error) {
+func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (ingestd.Store, error) {
 	switch cfg.Store.Driver {
+	case "postgres":
+		url, ok := e.lookupEnv(cfg.Store.URLEnv)
+		if !ok || url == "" {
+			return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
+		}
+		if cfg.Embedder.Dims <= 0 {
+			return nil, &configError{path: cfg.path, msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
+		}
+		return postgres.Open(ctx, url, &postgres.Options{Dims: cfg.Embedder.Dims, Logger: log})
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {

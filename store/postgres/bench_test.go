@@ -1,0 +1,551 @@
+package postgres_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/postgres"
+	"github.com/ingestd/ingestd/store/postgres/pgtest"
+)
+
+// The benchmarks run against a corpus of benchChunks chunks of benchDims
+// dimensions (10 per document), loaded once with COPY into a database named
+// after its size and kept between runs (drop ingestd_bench_* to rebuild).
+// Vectors are clustered (like real embeddings: topics), text is drawn from a
+// Zipf-distributed vocabulary.
+//
+//	go test ./store/postgres -run '^$' -bench . -benchtime 200x
+const (
+	benchDims      = 384
+	benchChunks    = 100_000
+	chunksPerDoc   = 10
+	benchQueries   = 200
+	benchTopK      = 10
+	benchClusters  = 500
+	benchVocabSize = 20_000
+	benchAxes      = 24
+	// benchStopwords is how many of the most frequent words never appear:
+	// in real text they are stopwords, which the 'english' configuration
+	// drops, so the most common indexed word is in a few % of chunks,
+	// not in nearly all of them.
+	benchStopwords = 100
+)
+
+type corpus struct {
+	r       *rand.Rand
+	centers [][]float32
+	axes    [][]float32 // the directions points of a topic vary along
+	vocab   []string
+	zipf    *rand.Zipf
+}
+
+func newCorpus(seed uint64) *corpus {
+	r := rand.New(rand.NewPCG(seed, 42))
+	c := &corpus{r: r}
+	for range benchClusters {
+		c.centers = append(c.centers, normalize(gauss(r, benchDims, 1)))
+	}
+	for range benchAxes {
+		c.axes = append(c.axes, normalize(gauss(r, benchDims, 1)))
+	}
+	for i := range benchVocabSize {
+		c.vocab = append(c.vocab, word(i))
+	}
+	c.zipf = rand.NewZipf(r, 1.1, 2+benchStopwords, benchVocabSize-1-benchStopwords)
+	return c
+}
+
+// word is a pronounceable, stemming-stable token for index i.
+func word(i int) string {
+	const cons, vows = "bdfgklmnprstvz", "aeiou"
+	var b strings.Builder
+	for n := i + 1; n > 0; n /= len(cons) * len(vows) {
+		b.WriteByte(cons[n%len(cons)])
+		b.WriteByte(vows[(n/len(cons))%len(vows)])
+	}
+	b.WriteString("x")
+	return b.String()
+}
+
+func gauss(r *rand.Rand, n int, sd float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64() * sd)
+	}
+	return v
+}
+
+func normalize(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	n := float32(math.Sqrt(s))
+	for i := range v {
+		v[i] /= n
+	}
+	return v
+}
+
+// vector is a point near a random topic: the topic's center, moved along a
+// few shared directions (real embeddings have a low intrinsic dimension),
+// plus a little isotropic noise.
+func (c *corpus) vector() []float32 {
+	center := c.centers[c.r.IntN(len(c.centers))]
+	v := gauss(c.r, benchDims, 0.01)
+	for i := range v {
+		v[i] += center[i]
+	}
+	for _, a := range c.axes {
+		w := float32(c.r.NormFloat64() * 0.25)
+		for i := range v {
+			v[i] += w * a[i]
+		}
+	}
+	return normalize(v)
+}
+
+func (c *corpus) text(words int) string {
+	ws := make([]string, words)
+	for i := range ws {
+		ws[i] = c.vocab[benchStopwords+c.zipf.Uint64()]
+	}
+	return strings.Join(ws, " ")
+}
+
+var tiers = []ingestd.Tier{ingestd.TierTrustedInternal, ingestd.TierUntrustedExternal, ingestd.TierMachineGenerated, ""}
+
+// document returns document i of the corpus with its chunks and links.
+func (c *corpus) document(i int) (*ingestd.Document, []ingestd.Chunk, []ingestd.Link) {
+	inst := fmt.Sprintf("inst%d", i%5)
+	ext := fmt.Sprintf("doc-%d", i)
+	d := &ingestd.Document{
+		ID: ingestd.DocumentID(inst, ext), Installation: inst, ExternalID: ext, SourceKind: "files", ItemKind: "file",
+		URI: "file:///" + ext, Title: c.text(5), ContentHash: ingestd.ContentHash(ext), Tier: tiers[i%len(tiers)],
+		Status: ingestd.StatusActive, CreatedAt: time.Unix(int64(i), 0), UpdatedAt: time.Unix(int64(i), 0), IngestedAt: time.Unix(int64(i), 0),
+	}
+	cs := make([]ingestd.Chunk, chunksPerDoc)
+	for j := range cs {
+		text := c.text(60)
+		cs[j] = ingestd.Chunk{ID: ingestd.ChunkID(d.ID, text, j), DocumentID: d.ID, Ordinal: j, HeadingPath: []string{d.Title},
+			Text: text, Fenced: "<<" + text + ">>", Tokens: 60, Embedding: c.vector(), EmbedderID: "bench/384", Tier: d.Tier}
+	}
+	links := []ingestd.Link{
+		{From: d.ID, To: ingestd.DocumentID(fmt.Sprintf("inst%d", (i+1)%5), fmt.Sprintf("doc-%d", i+1)), Relation: "xref"},
+		{From: d.ID, To: ingestd.DocumentID(fmt.Sprintf("inst%d", (i+7)%5), fmt.Sprintf("doc-%d", i+7)), Relation: "thread"},
+	}
+	return d, cs, links
+}
+
+// queries are fresh points of the corpus's distribution and 3 words: one
+// of the most common, one common, one rarer.
+func (c *corpus) queries() ([][]float32, []string) {
+	vs := make([][]float32, benchQueries)
+	ts := make([]string, benchQueries)
+	for i := range vs {
+		vs[i] = c.vector()
+		ts[i] = fmt.Sprintf("%s %s %s", c.vocab[120+c.r.IntN(200)], c.vocab[300+c.r.IntN(2000)], c.vocab[100+c.r.IntN(50)])
+	}
+	return vs, ts
+}
+
+// docRow and chunkRow are the COPY rows of the documents and chunks tables.
+func docRow(d *ingestd.Document) []any {
+	return []any{d.ID, d.Installation, d.ExternalID, d.SourceKind, d.ItemKind, d.URI, d.Title, d.Author,
+		d.CreatedAt, d.UpdatedAt, d.ContentHash, nullTier(d.Tier), string(d.Status), nil, map[string]string{}, d.IngestedAt}
+}
+
+var docCopyColumns = []string{"id", "installation", "external_id", "source_kind", "item_kind", "uri", "title", "author",
+	"created_at", "updated_at", "content_hash", "tier", "status", "parent_id", "meta", "ingested_at"}
+
+var chunkCopyColumns = []string{"id", "document_id", "ordinal", "heading_path", "text", "fenced", "tokens",
+	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title"}
+
+func chunkRow(d *ingestd.Document, c ingestd.Chunk) []any {
+	return []any{c.ID, d.ID, int32(c.Ordinal), c.HeadingPath, c.Text, c.Fenced, int32(c.Tokens),
+		pgvector.NewVector(c.Embedding), c.EmbedderID, nullTier(d.Tier), d.Installation, d.SourceKind, string(d.Status), d.Title}
+}
+
+func nullTier(t ingestd.Tier) any {
+	if t == "" {
+		return nil
+	}
+	return string(t)
+}
+
+// benchStore opens the cached benchmark corpus, loading it first if needed.
+func benchStore(b *testing.B, o *postgres.Options) (*postgres.Store, string) {
+	b.Helper()
+	srv := serverURL(b)
+	name := fmt.Sprintf("ingestd_bench_%d_%d_v4", benchChunks, benchDims)
+	admin := mustConnect(b, srv)
+	var exists bool
+	if err := admin.QueryRow(ctx(), "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		b.Fatal(err)
+	}
+	u, _ := url.Parse(srv)
+	u.Path = "/" + name
+	dbURL := u.String()
+	if exists {
+		c := mustConnect(b, dbURL)
+		var done bool
+		c.QueryRow(ctx(), "SELECT EXISTS (SELECT 1 FROM pg_tables WHERE tablename = 'bench_loaded')").Scan(&done)
+		if !done {
+			c.Close(ctx())
+			admin.Exec(ctx(), "DROP DATABASE "+name+" WITH (FORCE)")
+			exists = false
+		}
+	}
+	if !exists {
+		if _, err := admin.Exec(ctx(), "CREATE DATABASE "+name); err != nil {
+			b.Fatal(err)
+		}
+		loadCorpus(b, dbURL)
+	}
+	if o == nil {
+		o = &postgres.Options{}
+	}
+	o.Dims = benchDims
+	return pgtest.MustOpenURL(b, dbURL, o), dbURL
+}
+
+// loadCorpus writes the corpus with COPY, then builds the search indexes
+// (faster than maintaining them row by row).
+func loadCorpus(b *testing.B, dbURL string) {
+	start := time.Now()
+	s, err := postgres.Open(ctx(), dbURL, &postgres.Options{Dims: benchDims})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	c := mustConnectVec(b, dbURL)
+	for _, q := range []string{"DROP INDEX chunks_embedding", "DROP INDEX chunks_search"} {
+		if _, err := c.Exec(ctx(), q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cor := newCorpus(1)
+	const batchDocs = 1000
+	for first := 0; first < benchChunks/chunksPerDoc; first += batchDocs {
+		var docs, chunks, links [][]any
+		for i := first; i < first+batchDocs; i++ {
+			d, cs, ls := cor.document(i)
+			docs = append(docs, docRow(d))
+			for _, ch := range cs {
+				chunks = append(chunks, chunkRow(d, ch))
+			}
+			for _, l := range ls {
+				links = append(links, []any{l.From, l.To, l.Relation})
+			}
+		}
+		for _, cp := range []struct {
+			table string
+			cols  []string
+			rows  [][]any
+		}{{"documents", docCopyColumns, docs}, {"chunks", chunkCopyColumns, chunks}, {"links", []string{"from_id", "to_id", "relation"}, links}} {
+			if _, err := c.CopyFrom(ctx(), pgx.Identifier{cp.table}, cp.cols, pgx.CopyFromRows(cp.rows)); err != nil {
+				b.Fatalf("copy %s: %v", cp.table, err)
+			}
+		}
+	}
+	b.Logf("copied %d chunks in %v", benchChunks, time.Since(start).Round(time.Second))
+	for _, q := range []string{
+		"SET maintenance_work_mem = '1GB'",
+		"SET max_parallel_maintenance_workers = 1",
+		"CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)",
+		"CREATE INDEX chunks_search ON chunks USING gin (search)",
+		"VACUUM ANALYZE",
+		"CREATE TABLE bench_loaded ()",
+	} {
+		if _, err := c.Exec(ctx(), q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	b.Logf("corpus ready in %v", time.Since(start).Round(time.Second))
+}
+
+// mustConnectVec connects to a database with the vector extension and
+// registers the vector type, as the store's pool does.
+func mustConnectVec(b *testing.B, dbURL string) *pgx.Conn {
+	c := mustConnect(b, dbURL)
+	if err := pgxvec.RegisterTypes(ctx(), c); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// latencies records per-operation durations and reports p50 and p99.
+type latencies []time.Duration
+
+func (l latencies) report(b *testing.B, prefix string) {
+	if len(l) == 0 {
+		return
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	q := func(p float64) float64 { return float64(s[int(p*float64(len(s)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.50), prefix+"p50-ms")
+	b.ReportMetric(q(0.99), prefix+"p99-ms")
+}
+
+func BenchmarkSearchVector(b *testing.B) {
+	s, _ := benchStore(b, nil)
+	vs, _ := newCorpus(2).queries()
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		t := time.Now()
+		hits, err := s.SearchVector(ctx(), vs[i%len(vs)], ingestd.Filter{}, benchTopK)
+		lat = append(lat, time.Since(t))
+		if err != nil || len(hits) != benchTopK {
+			b.Fatalf("SearchVector: %d hits, %v", len(hits), err)
+		}
+	}
+	lat.report(b, "")
+}
+
+func BenchmarkSearchVectorFiltered(b *testing.B) {
+	s, _ := benchStore(b, nil)
+	vs, _ := newCorpus(2).queries()
+	f := ingestd.Filter{Installations: []string{"inst3"}, Tiers: []ingestd.Tier{ingestd.TierUntrustedExternal, ""}}
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		t := time.Now()
+		hits, err := s.SearchVector(ctx(), vs[i%len(vs)], f, benchTopK)
+		lat = append(lat, time.Since(t))
+		if err != nil || len(hits) != benchTopK {
+			b.Fatalf("SearchVector: %d hits, %v", len(hits), err)
+		}
+	}
+	lat.report(b, "")
+}
+
+func BenchmarkSearchText(b *testing.B) {
+	s, _ := benchStore(b, nil)
+	_, ts := newCorpus(2).queries()
+	var lat latencies
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		t := time.Now()
+		_, err := s.SearchText(ctx(), ts[i%len(ts)], ingestd.Filter{}, benchTopK)
+		lat = append(lat, time.Since(t))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat.report(b, "")
+}
+
+// BenchmarkRetrievalRound compares a full store-side retrieval round (text
+// and vector search, the primary chunks, links of their documents, the
+// expanded chunks and the tiers of every document) with the raw pgvector
+// nearest-neighbour SQL alone, alternating the two on the same queries.
+func BenchmarkRetrievalRound(b *testing.B) {
+	s, dbURL := benchStore(b, nil)
+	vs, ts := newCorpus(2).queries()
+	raw := mustConnectVec(b, dbURL)
+	if _, err := raw.Exec(ctx(), "SET hnsw.ef_search = 100"); err != nil { // the store's default
+		b.Fatal(err)
+	}
+	var rawLat, roundLat, textLat latencies
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		v, q := vs[i%len(vs)], ts[i%len(ts)]
+		t := time.Now()
+		rows, _ := raw.Query(ctx(), "SELECT id FROM chunks ORDER BY embedding <=> $1 LIMIT $2", pgvector.NewVector(v), benchTopK)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		rawLat = append(rawLat, time.Since(t))
+		if err != nil || len(ids) != benchTopK {
+			b.Fatalf("raw: %d rows, %v", len(ids), err)
+		}
+
+		t = time.Now()
+		th, err := s.SearchText(ctx(), q, ingestd.Filter{}, benchTopK)
+		if err != nil {
+			b.Fatal(err)
+		}
+		textLat = append(textLat, time.Since(t))
+		vh, err := s.SearchVector(ctx(), v, ingestd.Filter{}, benchTopK)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var chunkIDs, docIDs []string
+		for _, h := range append(vh, th...) {
+			chunkIDs = append(chunkIDs, h.ChunkID)
+			docIDs = append(docIDs, h.DocumentID)
+		}
+		if _, err := s.Chunks(ctx(), chunkIDs); err != nil {
+			b.Fatal(err)
+		}
+		links, err := s.Links(ctx(), docIDs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var neighbours []string
+		for _, l := range links[:min(len(links), 4)] {
+			neighbours = append(neighbours, l.To)
+		}
+		if _, err := s.DocumentChunks(ctx(), neighbours); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Tiers(ctx(), append(docIDs, neighbours...)); err != nil {
+			b.Fatal(err)
+		}
+		roundLat = append(roundLat, time.Since(t))
+	}
+	rawLat.report(b, "raw-")
+	roundLat.report(b, "round-")
+	textLat.report(b, "text-")
+	var rawSum, roundSum time.Duration
+	for i := range rawLat {
+		rawSum += rawLat[i]
+		roundSum += roundLat[i]
+	}
+	b.ReportMetric(float64(roundSum)/float64(rawSum), "round/raw")
+	var roundNoText time.Duration
+	for i := range roundLat {
+		roundNoText += roundLat[i] - textLat[i]
+	}
+	b.ReportMetric(float64(roundNoText)/float64(rawSum), "round-without-text/raw")
+}
+
+// BenchmarkRecall measures recall@10 of SearchVector (HNSW) against exact
+// search (index scans off) on the same recallQueries queries, for three
+// ef_search values. The exact answers are computed once, untimed.
+func BenchmarkRecall(b *testing.B) {
+	const recallQueries = 50
+	_, dbURL := benchStore(b, nil)
+	vs, _ := newCorpus(2).queries()
+	vs = vs[:recallQueries]
+	exact := mustConnectVec(b, dbURL)
+	want := make([][]string, len(vs))
+	for i, v := range vs {
+		var err error
+		if want[i], err = exactNN(exact, v, benchTopK); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, ef := range []int{40, 100, 200, 400, 800} {
+		b.Run(fmt.Sprintf("ef_search=%d", ef), func(b *testing.B) {
+			s, _ := benchStore(b, &postgres.Options{EfSearch: ef})
+			var found, total int
+			var lat latencies
+			for i := 0; b.Loop(); i++ {
+				v := vs[i%len(vs)]
+				t := time.Now()
+				hits, err := s.SearchVector(ctx(), v, ingestd.Filter{}, benchTopK)
+				lat = append(lat, time.Since(t))
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, h := range hits {
+					if slices.Contains(want[i%len(vs)], h.ChunkID) {
+						found++
+					}
+				}
+				total += len(want[i%len(vs)])
+			}
+			b.ReportMetric(float64(found)/float64(total), "recall@10")
+			lat.report(b, "")
+		})
+	}
+}
+
+func exactNN(c *pgx.Conn, v []float32, k int) ([]string, error) {
+	var ids []string
+	err := pgx.BeginFunc(ctx(), c, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx(), "SET LOCAL enable_indexscan = off"); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx(), "SELECT id FROM chunks ORDER BY embedding <=> $1 LIMIT $2", pgvector.NewVector(v), k)
+		var err error
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return ids, err
+}
+
+// BenchmarkIngest compares chunks/s of PutDocument (one document of 10
+// chunks per transaction, as a worker writes them) with a plain COPY of the
+// same rows in batches of 1000 documents, each into an empty database with
+// the same schema and indexes.
+func BenchmarkIngest(b *testing.B) {
+	srv := serverURL(b)
+	const docs = 1000
+	cor := newCorpus(3)
+	type item struct {
+		d  *ingestd.Document
+		cs []ingestd.Chunk
+		ls []ingestd.Link
+	}
+	items := make([]item, docs)
+	for i := range items {
+		items[i].d, items[i].cs, items[i].ls = cor.document(i)
+	}
+	b.Run("PutDocument", func(b *testing.B) {
+		var elapsed time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			s := pgtest.MustOpen(b, srv, &postgres.Options{Dims: benchDims})
+			b.StartTimer()
+			t := time.Now()
+			for _, it := range items {
+				if _, err := s.PutDocument(ctx(), it.d, it.cs, it.ls); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed += time.Since(t)
+		}
+		b.ReportMetric(float64(b.N*docs*chunksPerDoc)/elapsed.Seconds(), "chunks/s")
+	})
+	b.Run("COPY", func(b *testing.B) {
+		var elapsed time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			dbURL := pgtest.MustCreateDB(b, srv)
+			pgtest.MustOpenURL(b, dbURL, &postgres.Options{Dims: benchDims})
+			c := mustConnectVec(b, dbURL)
+			var docRows, chunkRows, linkRows [][]any
+			for _, it := range items {
+				docRows = append(docRows, docRow(it.d))
+				for _, ch := range it.cs {
+					chunkRows = append(chunkRows, chunkRow(it.d, ch))
+				}
+				for _, l := range it.ls {
+					linkRows = append(linkRows, []any{l.From, l.To, l.Relation})
+				}
+			}
+			b.StartTimer()
+			t := time.Now()
+			err := pgx.BeginFunc(ctx(), c, func(tx pgx.Tx) error {
+				for _, cp := range []struct {
+					table string
+					cols  []string
+					rows  [][]any
+				}{{"documents", docCopyColumns, docRows}, {"chunks", chunkCopyColumns, chunkRows}, {"links", []string{"from_id", "to_id", "relation"}, linkRows}} {
+					if _, err := tx.CopyFrom(ctx(), pgx.Identifier{cp.table}, cp.cols, pgx.CopyFromRows(cp.rows)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			elapsed += time.Since(t)
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*docs*chunksPerDoc)/elapsed.Seconds(), "chunks/s")
+	})
+}
