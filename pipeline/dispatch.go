@@ -22,7 +22,7 @@ const Queued Outcome = "queued"
 // ingesting it would write and embed nothing. It reads the store, never
 // writes it. Returns EINVALID for an item without an external id.
 func (p *Pipeline) Unchanged(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (bool, error) {
-	doc, prev, err := p.stamp(ctx, inst, item)
+	doc, prev, err := p.stamp(ctx, inst, clean(item))
 	if err != nil {
 		return false, err
 	}

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"unicode/utf8"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -80,6 +81,7 @@ const (
 // holds is Unchanged: nothing is chunked, embedded or written. Returns
 // EINVALID for an item without an external id.
 func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
+	item = clean(item)
 	doc, prev, err := p.stamp(ctx, inst, item)
 	if err != nil {
 		return Failed, err
@@ -177,6 +179,23 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 func unchanged(prev, doc *ingestd.Document) bool {
 	return prev != nil && prev.Status != ingestd.StatusDeleted &&
 		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status
+}
+
+// clean makes an item's strings storable in every store: invalid UTF-8
+// becomes U+FFFD and NUL bytes are dropped (PostgreSQL refuses them in
+// text; a mail with a stray NUL must not fail its whole document).
+func clean(it ingestd.Item) ingestd.Item {
+	fix := func(s string) string {
+		if strings.IndexByte(s, 0) >= 0 {
+			s = strings.ReplaceAll(s, "\x00", "")
+		}
+		if !utf8.ValidString(s) {
+			s = strings.ToValidUTF8(s, "\uFFFD")
+		}
+		return s
+	}
+	it.Text, it.Title, it.Author, it.URI = fix(it.Text), fix(it.Title), fix(it.Author), fix(it.URI)
+	return it
 }
 
 // declaredTier is the tier the installation's owner declared for the item:

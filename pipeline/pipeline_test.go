@@ -281,3 +281,24 @@ func TestIngestRefusesItemWithoutID(t *testing.T) {
 		t.Fatalf("code = %q, want %q", got, want)
 	}
 }
+
+func TestIngestCleansUnstorableText(t *testing.T) {
+	ctx := context.Background()
+	f := mustPipeline(t)
+	it := ingestd.Item{ExternalID: "nul.txt", Title: "bad\x00title", Text: "before\x00after \xff\xfe end"}
+	if _, err := f.pipe.Ingest(ctx, handbook, it); err != nil {
+		t.Fatal(err)
+	}
+	id := ingestd.DocumentID("handbook", "nul.txt")
+	chunks, err := f.store.DocumentChunks(ctx, []string{id})
+	if err != nil || len(chunks) != 1 {
+		t.Fatalf("chunks = %v, %v", chunks, err)
+	}
+	if got, want := chunks[0].Text, "beforeafter \uFFFD end"; got != want {
+		t.Fatalf("text = %q, want %q", got, want)
+	}
+	// The same dirty item again is unchanged: cleaning is deterministic.
+	if o, err := f.pipe.Ingest(ctx, handbook, it); err != nil || o != pipeline.Unchanged {
+		t.Fatalf("re-ingest = %s, %v", o, err)
+	}
+}

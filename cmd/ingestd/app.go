@@ -154,7 +154,13 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (inge
 		if cfg.Embedder.Dims <= 0 {
 			return nil, &configError{path: cfg.path, msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
 		}
-		return postgres.Open(ctx, url, &postgres.Options{Dims: cfg.Embedder.Dims, Logger: log})
+		return postgres.Open(ctx, url, &postgres.Options{
+			Dims:             cfg.Embedder.Dims,
+			MaxConns:         cfg.Store.MaxConns,
+			StatementTimeout: time.Duration(cfg.Store.StatementTimeout),
+			EfSearch:         cfg.Store.EfSearch,
+			Logger:           log,
+		})
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {

@@ -42,6 +42,10 @@ type Config struct {
 type StoreConfig struct {
 	Driver string `yaml:"driver"` // sqlite (default) | postgres
 	URLEnv string `yaml:"url_env"`
+	// Postgres only.
+	MaxConns         int      `yaml:"max_conns"`
+	StatementTimeout Duration `yaml:"statement_timeout"`
+	EfSearch         int      `yaml:"ef_search"`
 }
 
 // NATSConfig selects the job transport; empty means in-process.

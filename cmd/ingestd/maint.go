@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/files"
+	"github.com/ingestd/ingestd/store/postgres"
 )
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
@@ -22,7 +23,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, ingestd.SchemaVersion)
+	// Opening a store applies its migrations (under an advisory lock on
+	// Postgres); the version printed is the one the binary brings.
+	version := ingestd.SchemaVersion
+	if a.cfg.Store.Driver == "postgres" {
+		version = postgres.SchemaVersion()
+	}
+	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
 	return nil
 }
 

@@ -356,7 +356,7 @@ func BenchmarkRetrievalRound(b *testing.B) {
 	s, dbURL := benchStore(b, nil)
 	vs, ts := newCorpus(2).queries()
 	raw := mustConnectVec(b, dbURL)
-	if _, err := raw.Exec(ctx(), "SET hnsw.ef_search = 100"); err != nil { // the store's default
+	if _, err := raw.Exec(ctx(), "SET hnsw.ef_search = 400"); err != nil { // the store's default
 		b.Fatal(err)
 	}
 	var rawLat, roundLat, textLat latencies

@@ -48,7 +48,8 @@ type Options struct {
 	StatementTimeout time.Duration
 	// EfSearch is hnsw.ef_search, the candidate list of a vector search:
 	// higher finds more of the true nearest neighbours and costs more;
-	// default 100. Filtered searches continue past it (iterative scan)
+	// default 400, where recall@10 against exact search measured 0.98 on
+	// lexical vectors (100 gave 0.71). Filtered searches continue past it (iterative scan)
 	// until they have limit rows.
 	EfSearch int
 	// Logger receives what the store reports on its own (retried
@@ -104,7 +105,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	if timeout > 0 {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
 	}
-	ef := 100
+	ef := 400
 	if o.EfSearch > 0 {
 		ef = o.EfSearch
 	}
