@@ -14,8 +14,8 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/chunker"
