@@ -46,6 +46,7 @@ Usage:
   ingestd reindex    [--config F]                            re-embed chunks made by another embedder
   ingestd dlq        list [--config F] [--json]              list dead-lettered jobs
   ingestd dlq        replay ID|--all [--config F]            queue dead-lettered jobs again
+  ingestd bench      retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]
   ingestd version
 
 The config file defaults to $INGESTD_CONFIG, then ./ingestd.yaml.
@@ -78,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		{"migrate", runMigrate},
 		{"reindex", runReindex},
 		{"dlq", runDLQ},
+		{"bench", runBench},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {
