@@ -261,6 +261,9 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 		if name == "" {
 			return &configError{path: c.path, line: in.Line, msg: "installation without an id"}
 		}
+		if !validID(name) {
+			return &configError{path: c.path, line: keyLines["id"], msg: fmt.Sprintf("installation id %q: use 1 to 128 letters, digits, '-' or '_' (it names NATS subjects and URL paths)", name)}
+		}
 		if prev, dup := ids[name]; dup {
 			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", name, prev)}
 		}
@@ -365,6 +368,19 @@ func (c *Config) validate(doc *yaml.Node) error {
 		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
 	}
 	return nil
+}
+
+// validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // Path resolves a path from the configuration relative to its directory.

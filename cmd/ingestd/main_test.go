@@ -174,6 +174,11 @@ func TestConfigErrors(t *testing.T) {
 			want: []string{"ingestd.yaml:5:", "not a duration"},
 		},
 		{
+			name: "id that cannot name a subject",
+			body: "installations:\n  - id: \" \"\n    kind: files\n    tier: trusted-internal\n    files: {root: ./docs}\n",
+			want: []string{"ingestd.yaml:2:", "letters, digits"},
+		},
+		{
 			name: "not yaml",
 			body: "installations: [\n",
 			want: []string{"ingestd.yaml", "not valid YAML"},

@@ -283,6 +283,11 @@ func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 
 // fail writes err and logs it when it is a server fault.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
+		// The client went away; nothing failed on our side.
+		s.log.Debug("request abandoned", slog.String("method", r.Method), slog.String("path", r.URL.Path))
+		return
+	}
 	if ingestd.ErrorCode(err) == ingestd.EINTERNAL {
 		s.log.Error("request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}

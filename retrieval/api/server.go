@@ -19,9 +19,12 @@ func NewServer(addr string, h http.Handler, tlsCert, tlsKey string) (*http.Serve
 		Addr:              addr,
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		Protocols:         new(http.Protocols),
+		// A body trickled in slowly cannot hold a connection for long:
+		// every route takes a small unary request.
+		ReadTimeout:    2 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		Protocols:      new(http.Protocols),
 	}
 	srv.Protocols.SetHTTP1(true)
 	switch {
