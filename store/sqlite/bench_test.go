@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/internal/corpus"
+	"github.com/ingestd/ingestd/store/textindex"
 	"github.com/ingestd/ingestd/store/vecindex"
 )
 
@@ -197,18 +198,46 @@ func BenchmarkSearchText(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range benchSizes {
 		f := mustFixture(b, n)
+		start := time.Now()
 		if err := f.s.Warm(ctx); err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				if _, err := f.s.SearchText(ctx, f.textQs[i%len(f.textQs)], ingestd.Filter{}, 10); err != nil {
-					b.Fatal(err)
+		f.s.vec.mu.RLock()
+		b.Logf("rows=%d: index load %v; text index %d terms, %.0f bytes/chunk", n, time.Since(start), f.s.vec.text.Terms(), float64(f.s.vec.text.Bytes())/float64(f.s.vec.text.Len()))
+		f.s.vec.mu.RUnlock()
+		start = time.Now()
+		tx := textindex.New()
+		for i, t := range f.texts {
+			tx.Add(int64(i), 0, t, "", "")
+		}
+		b.Logf("rows=%d: text index build alone (texts only) %v", n, time.Since(start))
+		// in-memory is SearchText (package store/textindex); fts4 is the
+		// FTS4 path it replaced, the baseline.
+		paths := []struct {
+			name   string
+			search func(context.Context, string, ingestd.Filter, int) ([]ingestd.Hit, error)
+		}{{"in-memory", f.s.SearchText}, {"fts4", f.s.searchTextFTS}}
+		for _, p := range paths {
+			b.Run(fmt.Sprintf("rows=%d/%s", n, p.name), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					if _, err := p.search(ctx, f.textQs[i%len(f.textQs)], ingestd.Filter{}, 10); err != nil {
+						b.Fatal(err)
+					}
+					i++
 				}
-				i++
-			}
-		})
+			})
+			b.Run(fmt.Sprintf("rows=%d/%s/filtered", n, p.name), func(b *testing.B) {
+				flt := ingestd.Filter{Installations: []string{"support"}}
+				i := 0
+				for b.Loop() {
+					if _, err := p.search(ctx, f.textQs[i%len(f.textQs)], flt, 10); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
 	}
 }
 

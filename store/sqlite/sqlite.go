@@ -1,7 +1,9 @@
 // Package sqlite is the embedded ingestd.Store: one SQLite file in WAL mode
-// with an FTS4 full-text index (ranked by a BM25 function written in Go)
-// and an in-memory chunk index that holds every chunk's id, its document's
-// filter fields and its vector (package store/vecindex).
+// with an FTS4 full-text index (the durable one; a BM25 function written in
+// Go ranks it) and an in-memory chunk index that holds every chunk's id,
+// its document's filter fields, its vector (package store/vecindex) and its
+// terms (package store/textindex, which answers SearchText with the FTS4
+// ranker's scores).
 //
 // Writes go through one connection, serialised in Go; reads use a small
 // pool. The file may be shared with other ingestd processes: SQLite's WAL
@@ -214,9 +216,9 @@ func (s *Store) Optimize(ctx context.Context) error {
 	})
 }
 
-// Warm loads the in-memory chunk index now rather than on the first
-// search (about 3 s per 100k chunks of 384 dimensions on a busy 2-core
-// machine), so a server can pay it before it reports ready.
+// Warm loads the in-memory chunk index (vectors and text) now rather than
+// on the first search (a few seconds per 100k chunks of 384 dimensions on
+// a busy 2-core machine), so a server can pay it before it reports ready.
 func (s *Store) Warm(ctx context.Context) error {
 	return s.vec.sync(ctx)
 }

@@ -145,16 +145,39 @@ func matchExpr(terms []string, or bool) string {
 }
 
 // SearchText ranks chunks by BM25 over their text, title and heading path,
-// times the share of the query's words a chunk holds. The query is split
-// into words, each quoted: nothing in it is FTS syntax. Returns EINVALID
-// for limit < 1.
+// times the share of the query's words a chunk holds (bm25 above). The
+// query is split into words (queryTerms); nothing in it is syntax. Returns
+// EINVALID for limit < 1.
+//
+// It answers from the in-memory text index (package store/textindex),
+// loaded with the vector index on the first search or by Warm and kept in
+// step with the file by the same catch-up. It returns the exact top limit
+// inside the filter with the scores the FTS4 ranker computes; the FTS4
+// table stays the durable index (searchTextFTS ranks from it).
+func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+	if limit <= 0 {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
+	}
+	terms := queryTerms(query)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	if err := s.vec.sync(ctx); err != nil {
+		return nil, err
+	}
+	return s.vec.searchText(terms, f, limit), nil
+}
+
+// searchTextFTS is SearchText answered by FTS4: the path before the
+// in-memory text index existed, kept as the baseline its results and
+// speed are measured against.
 //
 // The work is bounded: the rarest words of the query (as many as match at
 // most scoreBudget chunks together) choose the candidates, which are then
 // scored with every word; common words only add to the scores of chunks
 // that hold a rare one. A chunk that holds only common words can still be
 // found when the rare words find too few.
-func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+func (s *Store) searchTextFTS(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/textindex"
 	"github.com/ingestd/ingestd/store/vecindex"
 )
 
@@ -53,8 +54,10 @@ type embIndex struct {
 }
 
 // vectors is the in-memory chunk index: every chunk (id and document slot),
-// the filter fields of every document as small ints, and one vector index
-// per embedder. Text search filters its ranked chunks here too.
+// the filter fields of every document as small ints, one vector index per
+// embedder and the full-text index (package store/textindex) that
+// SearchText answers from. Both indexes follow the database through the
+// same catch-up.
 type vectors struct {
 	s *Store
 
@@ -72,7 +75,8 @@ type vectors struct {
 	docSlot map[string]int32
 	chunks  map[int64]chunkRef // every chunk, by seq
 	byEmb   map[string]*embIndex
-	docsGen int // bumped when docs change, to drop cached filters
+	text    *textindex.Index // every chunk's text, title and heading path, by seq
+	docsGen int              // bumped when docs change, to drop cached filters
 
 	filterMu    sync.Mutex
 	filterKey   string
@@ -94,6 +98,7 @@ func (v *vectors) reset() {
 	v.docSlot = map[string]int32{}
 	v.chunks = map[int64]chunkRef{}
 	v.byEmb = map[string]*embIndex{}
+	v.text = textindex.New()
 	v.docsGen++
 }
 
@@ -188,7 +193,7 @@ func (v *vectors) load(ctx context.Context, tx *sql.Tx) error {
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
 		return unavailable("count chunks of %s", v.s.path, err)
 	}
-	rows, err = tx.QueryContext(ctx, "SELECT seq, id, document_id, embedding, embedder_id FROM chunks ORDER BY seq")
+	rows, err = tx.QueryContext(ctx, "SELECT "+indexColumns+" FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY c.seq")
 	if err != nil {
 		return unavailable("load vectors of %s", v.s.path, err)
 	}
@@ -263,8 +268,8 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 			}
 		}
 		if err := inBatches(strs, func(batch []string) error {
-			rows, err := tx.QueryContext(ctx, `SELECT seq, id, document_id, embedding, embedder_id FROM chunks
-				WHERE seq IN (`+strings.Join(batch, ",")+`)`)
+			rows, err := tx.QueryContext(ctx, `SELECT `+indexColumns+` FROM chunks c JOIN documents d ON d.id = c.document_id
+				WHERE c.seq IN (`+strings.Join(batch, ",")+`)`)
 			if err != nil {
 				return unavailable("read changed chunks of %s", v.s.path, err)
 			}
@@ -283,8 +288,8 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 		if err := v.addDocs(rows); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT seq, id, document_id, embedding, embedder_id FROM chunks
-			WHERE seq > ? ORDER BY seq`, v.maxSeq)
+		rows, err = tx.QueryContext(ctx, `SELECT `+indexColumns+` FROM chunks c JOIN documents d ON d.id = c.document_id
+			WHERE c.seq > ? ORDER BY c.seq`, v.maxSeq)
 		if err != nil {
 			return unavailable("read new chunks of %s", v.s.path, err)
 		}
@@ -319,20 +324,26 @@ func (v *vectors) addDocs(rows *sql.Rows) error {
 	return rows.Err()
 }
 
-// addChunks records the chunks the rows hold (seq, id, document_id,
-// embedding, embedder_id) and adds their vectors; it closes rows. Callers
-// hold v.mu.
+// indexColumns are what addChunks reads of a chunk c and its document d.
+// The title is the document's current one, as chunks_fts took it when the
+// chunk was written: a document whose title changes is written with new
+// chunks.
+const indexColumns = "c.seq, c.id, c.document_id, c.embedding, c.embedder_id, c.text, d.title, c.heading_path"
+
+// addChunks records the chunks the rows hold (indexColumns), adds their
+// vectors and indexes their text; it closes rows. Callers hold v.mu.
 func (v *vectors) addChunks(rows *sql.Rows, hint int) error {
 	defer rows.Close()
 	var (
-		seq      int64
-		id, doc  string
-		emb      sql.RawBytes
-		embedder string
-		buf      []float32
+		seq                   int64
+		id, doc               string
+		emb                   sql.RawBytes
+		embedder              string
+		text, title, headings string
+		buf                   []float32
 	)
 	for rows.Next() {
-		if err := rows.Scan(&seq, &id, &doc, &emb, &embedder); err != nil {
+		if err := rows.Scan(&seq, &id, &doc, &emb, &embedder, &text, &title, &headings); err != nil {
 			return fmt.Errorf("read chunks: %w", err)
 		}
 		slot, ok := v.docSlot[doc]
@@ -340,6 +351,7 @@ func (v *vectors) addChunks(rows *sql.Rows, hint int) error {
 			continue // a chunk of a deleted document, on its way out
 		}
 		v.chunks[seq] = chunkRef{id: id, doc: slot}
+		v.text.Add(seq, slot, text, title, headings)
 		if len(emb) < 4 {
 			continue
 		}
@@ -359,12 +371,13 @@ func (v *vectors) addChunks(rows *sql.Rows, hint int) error {
 	return rows.Err()
 }
 
-// removeChunk drops a chunk and its vector. Callers hold v.mu.
+// removeChunk drops a chunk, its text and its vector. Callers hold v.mu.
 func (v *vectors) removeChunk(seq int64) {
 	if _, ok := v.chunks[seq]; !ok {
 		return
 	}
 	delete(v.chunks, seq)
+	v.text.Remove(seq)
 	for _, e := range v.byEmb {
 		if e.idx.Remove(seq) {
 			return
@@ -409,6 +422,22 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []ingestd.Hit
 	hits := make([]ingestd.Hit, 0, len(res))
 	for _, r := range res {
 		hits = append(hits, ingestd.Hit{ChunkID: v.chunks[r.Key].id, DocumentID: v.docs[r.Group].id, Score: float64(r.Score)})
+	}
+	return hits
+}
+
+// searchText ranks chunks by the in-memory text index: the same scores as
+// the FTS4 path (searchTextFTS), exact top limit inside the filter.
+func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []ingestd.Hit {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	allowed, all := v.allowed(f)
+	if all {
+		allowed = nil
+	}
+	var hits []ingestd.Hit
+	for _, r := range v.text.Search(terms, allowed, limit) {
+		hits = append(hits, ingestd.Hit{ChunkID: v.chunks[r.Key].id, DocumentID: v.docs[r.Group].id, Score: r.Score})
 	}
 	return hits
 }

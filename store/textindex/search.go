@@ -1,0 +1,362 @@
+package textindex
+
+import (
+	"math"
+	"slices"
+)
+
+// BM25 parameters: the same as store/sqlite's ranker.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// slack inflates every upper bound a little, so that a bound summed in
+// another order than the exact score can never prune a row that ties.
+const slack = 1 + 1e-9
+
+const noRow = math.MaxUint32
+
+// Result is one ranked row.
+type Result struct {
+	Key   int64
+	Group int32
+	Score float64 // higher is better
+}
+
+// stats are the collection statistics of one search.
+type stats struct {
+	avg [NumFields]float64 // per field, rounded as FTS4 does; at least 1
+}
+
+// cursor walks one query term's postings.
+type cursor struct {
+	t    *term
+	id   uint32
+	idf  [NumFields]float64
+	ub   float64 // bound on the term's weighted BM25 in any row
+	i    int     // current posting
+	bIdx int     // block whose bound is cached in bUB, -1 for none
+	bUB  float64
+}
+
+func (c *cursor) row() uint32 {
+	if c.i < len(c.t.rows) {
+		return c.t.rows[c.i]
+	}
+	return noRow
+}
+
+// seek moves to the first posting at or after row d.
+func (c *cursor) seek(d uint32) {
+	rows := c.t.rows
+	if c.i >= len(rows) || rows[c.i] >= d {
+		return
+	}
+	bi := c.i / blockSize
+	for bi < len(c.t.blocks) && c.t.blocks[bi].last < d {
+		bi++
+	}
+	if bi == len(c.t.blocks) {
+		c.i = len(rows)
+		return
+	}
+	lo := max(c.i, bi*blockSize)
+	hi := min((bi+1)*blockSize, len(rows))
+	j, _ := slices.BinarySearch(rows[lo:hi], d)
+	c.i = lo + j
+}
+
+// contrib is one field's share of a term's score: the expression of
+// store/sqlite's bm25, term for term, so sums agree bit for bit.
+func contrib(w, idf, tf, l, al float64) float64 {
+	return w * idf * tf * (k1 + 1) / (tf + k1*(1-b+b*l/al))
+}
+
+// bound is the highest contrib summed over fields given, per field, the
+// highest tf and the shortest length of the rows it covers.
+func (c *cursor) bound(st *stats, maxTF, minLen [NumFields]uint32) float64 {
+	s := 0.0
+	for f := 0; f < NumFields; f++ {
+		if maxTF[f] == 0 {
+			continue
+		}
+		s += contrib(weights[f], c.idf[f], float64(maxTF[f]), float64(minLen[f]), st.avg[f])
+	}
+	return s * slack
+}
+
+func (c *cursor) blockBound(st *stats, bi int) float64 {
+	if c.bIdx != bi {
+		bl := &c.t.blocks[bi]
+		c.bIdx, c.bUB = bi, c.bound(st, bl.maxTF, bl.minLen)
+	}
+	return c.bUB
+}
+
+// Search returns the k best rows for the query words whose group is
+// allowed (allowed[group]; nil allows every group), best first, ties by
+// lower key. Each word is one token as Tokenize splits text (store/sqlite
+// splits queries that way); it is stemmed here. Words no live row holds
+// are ignored; a word given twice counts twice, as two FTS4 phrases do.
+//
+// The score is BM25 summed over the words and fields, times the share of
+// the (held) words the row contains. Returns nil when no word is held.
+func (x *Index) Search(words []string, allowed []bool, k int) []Result {
+	if k <= 0 || x.live == 0 {
+		return nil
+	}
+	var buf []byte
+	cur := make([]cursor, 0, len(words))
+	for _, w := range words {
+		buf = appendStem(buf[:0], w)
+		id, ok := x.dict[string(buf)]
+		if !ok || x.terms[id].n == 0 {
+			continue
+		}
+		cur = append(cur, cursor{t: x.terms[id], id: id, bIdx: -1})
+	}
+	p := len(cur)
+	if p == 0 {
+		return nil
+	}
+	// Score order: rarest first, as store/sqlite orders its FTS phrases.
+	slices.SortStableFunc(cur, func(a, b cursor) int { return int(a.t.n) - int(b.t.n) })
+
+	n := float64(uint32(x.live))
+	var st stats
+	for f := 0; f < NumFields; f++ {
+		// FTS4's matchinfo 'a': (tokens + rows/2) / rows, in integers.
+		al := float64(uint32((uint64(uint32(x.total[f])) + uint64(x.live)/2) / uint64(x.live)))
+		if al <= 0 {
+			al = 1
+		}
+		st.avg[f] = al
+	}
+	for i := range cur {
+		c := &cur[i]
+		for f := 0; f < NumFields; f++ {
+			df := float64(c.t.df[f])
+			c.idf[f] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		}
+		c.ub = c.bound(&st, c.t.maxTF, c.t.minLen)
+	}
+
+	// MaxScore: ord lists the terms by bound, ascending; the first nonEss
+	// of them cannot, together, lift a row above the threshold, so only
+	// rows of the others (the essential terms) are candidates.
+	ord := make([]int, p)
+	for i := range ord {
+		ord[i] = i
+	}
+	slices.SortStableFunc(ord, func(a, b int) int {
+		switch {
+		case cur[a].ub < cur[b].ub:
+			return -1
+		case cur[a].ub > cur[b].ub:
+			return 1
+		}
+		return 0
+	})
+	prefix := make([]float64, p+1)
+	for j, i := range ord {
+		prefix[j+1] = prefix[j] + cur[i].ub
+	}
+	fp := float64(p)
+	h := topHeap{k: k}
+	tfs := make([][NumFields]uint32, p)
+	nonEss := 0
+	for {
+		full := len(h.items) == k
+		theta := 0.0
+		if full {
+			theta = h.items[0].score
+			// A row holding only the first m terms scores at most
+			// prefix[m] * m/p.
+			for nonEss < p && prefix[nonEss+1]*float64(nonEss+1)/fp < theta {
+				nonEss++
+			}
+		}
+		if nonEss == p {
+			break
+		}
+		d := uint32(noRow)
+		for _, i := range ord[nonEss:] {
+			d = min(d, cur[i].row())
+		}
+		if d == noRow {
+			break
+		}
+		if full {
+			// Every row up to end holds essential terms only from their
+			// cursors' current blocks: skip them all when those blocks
+			// cannot beat the threshold.
+			bound, end := prefix[nonEss], uint32(noRow)
+			for _, i := range ord[nonEss:] {
+				c := &cur[i]
+				if c.i >= len(c.t.rows) {
+					continue
+				}
+				bi := c.i / blockSize
+				bound += c.blockBound(&st, bi)
+				end = min(end, c.t.blocks[bi].last)
+			}
+			if bound < theta {
+				for _, i := range ord[nonEss:] {
+					cur[i].seek(end + 1)
+				}
+				continue
+			}
+		}
+		// Essential terms at d.
+		clear(tfs)
+		m, partial := 0, 0.0
+		for _, i := range ord[nonEss:] {
+			c := &cur[i]
+			if c.row() != d {
+				continue
+			}
+			partial += x.take(c, &st, d, &tfs[i])
+			m++
+			c.i++
+		}
+		if x.isDead(d) {
+			continue
+		}
+		if allowed != nil {
+			g := x.groups[d]
+			if g < 0 || int(g) >= len(allowed) || !allowed[g] {
+				continue
+			}
+		}
+		// Non-essential terms, the most promising first, while the row
+		// can still beat the threshold.
+		rest, restN, pruned := prefix[nonEss], nonEss, false
+		for j := nonEss - 1; j >= 0; j-- {
+			if full && (partial+rest)*slack*float64(m+restN)/fp < theta {
+				pruned = true
+				break
+			}
+			c := &cur[ord[j]]
+			c.seek(d)
+			if c.row() == d {
+				partial += x.take(c, &st, d, &tfs[ord[j]])
+				m++
+			}
+			rest -= c.ub
+			restN--
+		}
+		if pruned {
+			continue
+		}
+		h.push(scoredRow{score: x.score(cur, &st, d, tfs), key: x.keys[d], row: d})
+	}
+	out := h.sorted()
+	res := make([]Result, len(out))
+	for i, r := range out {
+		res[i] = Result{Key: r.key, Group: x.groups[r.row], Score: r.score}
+	}
+	return res
+}
+
+// take records the tfs of the cursor's current posting (at row d) and
+// returns its contribution.
+func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) float64 {
+	s := 0.0
+	for f := 0; f < NumFields; f++ {
+		v := x.tf(c.t, c.id, c.i, f)
+		tf[f] = v
+		if v != 0 {
+			s += contrib(weights[f], c.idf[f], float64(v), float64(x.lens[int(d)*NumFields+f]), st.avg[f])
+		}
+	}
+	return s
+}
+
+// score is the exact score of row d given each term's tfs there, summed in
+// the order store/sqlite's bm25 sums it.
+func (x *Index) score(cur []cursor, st *stats, d uint32, tfs [][NumFields]uint32) float64 {
+	score, matched := 0.0, 0
+	for i := range cur {
+		hit := false
+		for f := 0; f < NumFields; f++ {
+			tf := float64(tfs[i][f])
+			if tf == 0 {
+				continue
+			}
+			score += contrib(weights[f], cur[i].idf[f], tf, float64(x.lens[int(d)*NumFields+f]), st.avg[f])
+			hit = true
+		}
+		if hit {
+			matched++
+		}
+	}
+	return score * float64(matched) / float64(len(cur))
+}
+
+type scoredRow struct {
+	score float64
+	key   int64
+	row   uint32
+}
+
+// better orders rows: higher score first, then lower key.
+func better(a, b scoredRow) bool {
+	return a.score > b.score || (a.score == b.score && a.key < b.key)
+}
+
+// topHeap keeps the k best rows: a heap with the worst at the root.
+type topHeap struct {
+	k     int
+	items []scoredRow
+}
+
+func (h *topHeap) push(r scoredRow) {
+	if len(h.items) < h.k {
+		h.items = append(h.items, r)
+		i := len(h.items) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !better(h.items[p], h.items[i]) {
+				break
+			}
+			h.items[p], h.items[i] = h.items[i], h.items[p]
+			i = p
+		}
+		return
+	}
+	if !better(r, h.items[0]) {
+		return
+	}
+	h.items[0] = r
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h.items) {
+			return
+		}
+		m := l
+		if rr := l + 1; rr < len(h.items) && better(h.items[l], h.items[rr]) {
+			m = rr
+		}
+		if !better(h.items[i], h.items[m]) {
+			return
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+}
+
+func (h *topHeap) sorted() []scoredRow {
+	out := slices.Clone(h.items)
+	slices.SortFunc(out, func(a, b scoredRow) int {
+		switch {
+		case better(a, b):
+			return -1
+		case better(b, a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
