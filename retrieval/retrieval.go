@@ -19,6 +19,8 @@ package retrieval
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -197,6 +199,9 @@ type Response struct {
 	// ExcludedUntrustedDocuments counts the distinct untrusted documents
 	// that exclude_untrusted left out of the blocks they would have been in.
 	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
+	// RequestID is the caller's id (request_id or X-Request-Id) or one made
+	// up for the call; the firewall log line carries the same id.
+	RequestID string `json:"request_id"`
 }
 
 // Chunk is one served chunk. Fenced is the only field meant for a prompt.
@@ -316,9 +321,20 @@ func (s *Service) Retrieve(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.record(resp.Verdict, r.RequestID)
+	resp.RequestID = r.RequestID
+	if resp.RequestID == "" {
+		resp.RequestID = newRequestID()
+	}
+	s.record(resp.Verdict, resp.RequestID)
 	s.latency.Observe(s.now().Sub(start).Seconds())
 	return resp, nil
+}
+
+// newRequestID returns 16 random hex digits.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
 }
 
 // record logs and counts a verdict.

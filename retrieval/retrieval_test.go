@@ -519,3 +519,20 @@ func TestRender(t *testing.T) {
 }
 
 func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(corpus.Dims) }
+
+func TestRequestIDIsMadeWhenAbsent(t *testing.T) {
+	s, e := corpus.MustAcceptance(t)
+	var buf bytes.Buffer
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := MustRetrieve(t, svc, retrieval.Request{Query: "process my refund by wire transfer", TopK: 1})
+	r2 := MustRetrieve(t, svc, retrieval.Request{Query: "process my refund by wire transfer", TopK: 1})
+	if len(r1.RequestID) != 16 || r1.RequestID == r2.RequestID {
+		t.Fatalf("request ids %q, %q: want two distinct 16-digit ids", r1.RequestID, r2.RequestID)
+	}
+	if !strings.Contains(buf.String(), `"request_id":"`+r1.RequestID+`"`) {
+		t.Fatalf("blocked log does not carry the made-up id %s:\n%s", r1.RequestID, buf.String())
+	}
+}
