@@ -292,25 +292,41 @@ func (s *Store) DocumentRefs(ctx context.Context, installation string) ([]ingest
 // Tiers returns the stored tier of each document it holds, deleted ones
 // included; NULL is "".
 func (s *Store) Tiers(ctx context.Context, docIDs []string) (map[string]ingestd.Tier, error) {
-	out := make(map[string]ingestd.Tier, len(docIDs))
-	err := inBatches(docIDs, func(batch []string) error {
-		rows, err := s.read.QueryContext(ctx, "SELECT id, tier FROM documents WHERE id IN ("+placeholders(len(batch))+")", anys(batch)...)
-		if err != nil {
-			return unavailable("read tiers%s", "", err)
+	out, missing, err := s.vec.tiers(ctx, docIDs)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	docIDs = missing
+	// One prepared statement for any number of ids: the verdict's lookup
+	// runs on every retrieval and must cost next to nothing.
+	ids, err := json.Marshal(docIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read tiers: %w", err)
+	}
+	st, err := s.stmt(ctx, tiersSQL)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, string(ids))
+	if err != nil {
+		return nil, unavailable("read tiers%s", "", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var t sql.NullString
+		if err := rows.Scan(&id, &t); err != nil {
+			return nil, fmt.Errorf("read tiers: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var t sql.NullString
-			if err := rows.Scan(&id, &t); err != nil {
-				return fmt.Errorf("read tiers: %w", err)
-			}
-			out[id] = ingestd.Tier(t.String)
-		}
-		return rows.Err()
-	})
-	return out, err
+		out[id] = ingestd.Tier(t.String)
+	}
+	return out, rows.Err()
 }
+
+const tiersSQL = `SELECT id, tier FROM documents WHERE id IN (SELECT value FROM json_each(?))`
 
 // CountDocuments counts not-deleted documents by installation and stored
 // tier, ordered by installation then tier.

@@ -535,3 +535,33 @@ func filterKey(f ingestd.Filter) string {
 	}
 	return b.String()
 }
+
+// tiers answers Tiers from the in-memory document mirror once it is
+// loaded, after the same catch-up a search makes, so the verdict of a
+// retrieval reads the tiers its search saw without another query. Ids the
+// mirror does not hold (or all of them, before the first load) come back
+// in missing for the caller to read from the database.
+func (v *vectors) tiers(ctx context.Context, ids []string) (map[string]ingestd.Tier, []string, error) {
+	v.syncMu.Lock()
+	loaded := v.loaded
+	v.syncMu.Unlock()
+	if !loaded {
+		return map[string]ingestd.Tier{}, ids, nil
+	}
+	if err := v.sync(ctx); err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]ingestd.Tier, len(ids))
+	var missing []string
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for _, id := range ids {
+		slot, ok := v.docSlot[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		out[id] = ingestd.Tier(v.names[v.docs[slot].tier])
+	}
+	return out, missing, nil
+}
