@@ -161,6 +161,8 @@ type packer struct {
 
 	quoted bool // mail: the region being added is quoted history
 
+	sents []sentence // the sentences of the paragraph being added
+
 	// Markdown heading stack and the path handed to chunks.
 	heads     []heading
 	lastLevel int // level of the heading last added to the open chunk
@@ -188,6 +190,10 @@ func (p *packer) block(bs, be int, k kind) {
 	}
 	p.blockStart = bs
 	p.blockBody = k != kindHeading
+	if k == kindPara {
+		p.paragraph(bs, be)
+		return
+	}
 	p.add(bs, be, countTokens(p.src[bs:be], p.max), levelsFor[k], false)
 }
 
