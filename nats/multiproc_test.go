@@ -15,20 +15,61 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the test reads the shared store file
+	_ "github.com/jackc/pgx/v5/stdlib" // the test reads the shared Postgres database
+	_ "github.com/mattn/go-sqlite3"    // the test reads the shared store file
+
+	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
 
 // The multi-process tests run the real binary: a nats-server started by
 // the test (the binary named by INGESTD_TEST_NATS_SERVER, e.g. Debian's
 // nats-server package), three `ingestd serve --role worker` processes and
-// one `--role api` sharing one SQLite file, and a files installation of
-// 2,000 documents. They disrupt the run and check that every document is
-// stored exactly once and the dead letters are empty.
+// one `--role api` sharing one store, and a files installation of 2,000
+// documents. They disrupt the run and check, by reading the store's
+// database themselves, that every document is stored exactly once and the
+// dead letters are empty. Each runs twice: with a SQLite file the
+// processes share, and with a PostgreSQL database of its own on the server
+// named by INGESTD_TEST_POSTGRES_URL (skipped when that is unset).
 
 const multiprocDocs = 2000
 
+// multiprocPostgresEnv is the variable the processes' config names
+// (store.url_env) for the URL of the test's Postgres database.
+const multiprocPostgresEnv = "INGESTD_MULTIPROC_POSTGRES_URL"
+
+// storeSetup points a cluster's processes at a store and gives the test a
+// way to read it.
+type storeSetup func(t *testing.T, c *cluster)
+
+func sqliteStore(t *testing.T, c *cluster) {
+	c.storeYAML = "{driver: sqlite}"
+	path := filepath.Join(c.dir, "data", "ingestd.db")
+	c.openDB = func() (*sql.DB, error) { return sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000") }
+}
+
+func postgresStore(t *testing.T, c *cluster) {
+	dbURL := pgtest.MustCreateDB(t, pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL)))
+	c.storeYAML = "{driver: postgres, url_env: " + multiprocPostgresEnv + "}"
+	c.env = append(os.Environ(), multiprocPostgresEnv+"="+dbURL)
+	c.openDB = func() (*sql.DB, error) { return sql.Open("pgx", dbURL) }
+}
+
+// forEachStore runs test as a subtest per store.
+func forEachStore(t *testing.T, test func(t *testing.T, store storeSetup)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, sqliteStore) })
+	t.Run("postgres", func(t *testing.T) { test(t, postgresStore) })
+}
+
 func TestMultiProcessWorkerKilled(t *testing.T) {
-	c := startCluster(t)
+	forEachStore(t, testWorkerKilled)
+}
+
+func TestMultiProcessNATSRestarted(t *testing.T) {
+	forEachStore(t, testNATSRestarted)
+}
+
+func testWorkerKilled(t *testing.T, store storeSetup) {
+	c := startCluster(t, store)
 	c.ingestd(t, "sync", "docs", "--queue", "--config", c.config("api"))
 	c.waitStored(t, multiprocDocs/10)
 	t.Logf("SIGKILL worker-1 with %d of %d documents stored", c.stored(t, c.db(t)), multiprocDocs)
@@ -37,8 +78,8 @@ func TestMultiProcessWorkerKilled(t *testing.T) {
 	c.check(t)
 }
 
-func TestMultiProcessNATSRestarted(t *testing.T) {
-	c := startCluster(t)
+func testNATSRestarted(t *testing.T, store storeSetup) {
+	c := startCluster(t, store)
 	resp, err := http.Post("http://"+c.listen["api"]+"/v1/installations/docs/sync", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -60,9 +101,12 @@ type cluster struct {
 	nats              *proc
 	listen            map[string]string
 	procs             map[string]*proc
+	storeYAML         string                  // the config's store: value
+	env               []string                // the processes' environment; nil means the test's
+	openDB            func() (*sql.DB, error) // opens the store's database for reading
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, store storeSetup) *cluster {
 	natsBin := os.Getenv("INGESTD_TEST_NATS_SERVER")
 	if natsBin == "" {
 		t.Skip("set INGESTD_TEST_NATS_SERVER to a nats-server binary to run the multi-process test")
@@ -72,6 +116,7 @@ func startCluster(t *testing.T) *cluster {
 	}
 	dir := t.TempDir()
 	c := &cluster{dir: dir, natsBin: natsBin, natsPort: freePort(t), listen: map[string]string{}, procs: map[string]*proc{}}
+	store(t, c)
 	c.bin = filepath.Join(dir, "ingestd")
 	build := exec.Command("go", "build", "-o", c.bin, "github.com/ingestd/ingestd/cmd/ingestd")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -100,7 +145,7 @@ func startCluster(t *testing.T) *cluster {
 
 func (c *cluster) startNATS(t *testing.T) {
 	t.Helper()
-	c.nats = startProc(t, filepath.Join(c.dir, "nats.log"), c.natsBin,
+	c.nats = startProc(t, filepath.Join(c.dir, "nats.log"), nil, c.natsBin,
 		"-js", "-sd", filepath.Join(c.dir, "nats"), "-a", "127.0.0.1", "-p", strconv.Itoa(c.natsPort))
 	eventually(t, "nats-server to accept connections", func() bool {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", c.natsPort), time.Second)
@@ -119,7 +164,7 @@ func (c *cluster) writeConfig(t *testing.T, name string) {
 	c.listen[name] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	cfg := fmt.Sprintf(`data_dir: ./data
 listen: %s
-store: {driver: sqlite}
+store: %s
 nats: {url: "nats://127.0.0.1:%d", max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4}
 embedder: {kind: lexical, dims: 64}
 firewall: {mode: enforce}
@@ -129,7 +174,7 @@ installations:
     kind: files
     tier: trusted-internal
     files: {root: ./docs, include: ["**/*.md"]}
-`, c.listen[name], c.natsPort)
+`, c.listen[name], c.storeYAML, c.natsPort)
 	if err := os.WriteFile(c.config(name), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -138,13 +183,15 @@ installations:
 // start runs `ingestd serve --role role` as the process name.
 func (c *cluster) start(t *testing.T, name, role string) {
 	t.Helper()
-	c.procs[name] = startProc(t, filepath.Join(c.dir, name+".log"), c.bin, "serve", "--role", role, "--config", c.config(name))
+	c.procs[name] = startProc(t, filepath.Join(c.dir, name+".log"), c.env, c.bin, "serve", "--role", role, "--config", c.config(name))
 }
 
 // ingestd runs a one-shot subcommand.
 func (c *cluster) ingestd(t *testing.T, args ...string) {
 	t.Helper()
-	out, err := exec.Command(c.bin, args...).CombinedOutput()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = c.env
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ingestd %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -152,7 +199,7 @@ func (c *cluster) ingestd(t *testing.T, args ...string) {
 
 func (c *cluster) db(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(c.dir, "data", "ingestd.db")+"?mode=ro&_busy_timeout=5000")
+	db, err := c.openDB()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +258,14 @@ func (c *cluster) check(t *testing.T) {
 	if docs != multiprocDocs {
 		t.Errorf("%d documents rows, want %d", docs, multiprocDocs)
 	}
-	if err := db.QueryRow(`SELECT count(*) FROM (SELECT external_id FROM documents GROUP BY installation, external_id HAVING count(*) > 1)`).Scan(&dupExternal); err != nil {
+	if err := db.QueryRow(`SELECT count(*) FROM (SELECT external_id FROM documents GROUP BY installation, external_id HAVING count(*) > 1) AS dup`).Scan(&dupExternal); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.QueryRow(`SELECT count(*) FROM documents d WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)`).Scan(&missingChunks); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.QueryRow(`SELECT count(*) FROM (SELECT document_id FROM chunks GROUP BY document_id
-		HAVING count(*) != count(DISTINCT ordinal) OR count(*) != max(ordinal) + 1)`).Scan(&badOrdinals); err != nil {
+		HAVING count(*) != count(DISTINCT ordinal) OR count(*) != max(ordinal) + 1) AS bad`).Scan(&badOrdinals); err != nil {
 		t.Fatal(err)
 	}
 	if dupExternal != 0 || missingChunks != 0 || badOrdinals != 0 {
@@ -268,7 +315,9 @@ type proc struct {
 	done chan struct{}
 }
 
-func startProc(t *testing.T, logPath, bin string, args ...string) *proc {
+// startProc starts bin with env (nil: the test's own environment), its
+// output to logPath, and stops it when the test ends.
+func startProc(t *testing.T, logPath string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -276,6 +325,7 @@ func startProc(t *testing.T, logPath, bin string, args ...string) *proc {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = env
 	cmd.Dir = filepath.Dir(logPath)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,12 @@ type Options struct {
 	// lexical vectors (100 gave 0.71). Filtered searches continue past it (iterative scan)
 	// until they have limit rows.
 	EfSearch int
+	// TextCandidates is how many matching chunks each pass of SearchText
+	// ranks at most (a larger limit raises it to the limit); default 1000.
+	// Ranking reads every candidate's row, so this bounds the cost of a
+	// query of common words; beyond it a pass ranks the chunks the index
+	// yields first rather than the best.
+	TextCandidates int
 	// Logger receives what the store reports on its own (retried
 	// transactions); default discards.
 	Logger *slog.Logger
@@ -65,9 +71,11 @@ type Options struct {
 type Store struct {
 	pool *pgxpool.Pool
 	dims int
-	now  func() time.Time
-	log  *slog.Logger
-	url  string // without the password, for messages
+	// textCandidates is Options.TextCandidates with its default.
+	textCandidates int
+	now            func() time.Time
+	log            *slog.Logger
+	url            string // without the password, for messages
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -87,7 +95,10 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "postgres store: parse url: %v", redactErr(err))
 	}
-	s := &Store{dims: o.Dims, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig)}
+	s := &Store{dims: o.Dims, textCandidates: o.TextCandidates, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig)}
+	if s.textCandidates <= 0 {
+		s.textCandidates = 1000
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -177,7 +188,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error)
 		if err == nil {
 			return nil
 		}
-		if attempt >= maxAttempts || !retryable(err) || ctx.Err() != nil {
+		if attempt >= maxAttempts || !retryable(err, attempt) || ctx.Err() != nil {
 			return classify(what, err)
 		}
 		wait := backoff/2 + rand.N(backoff) // jitter: concurrent losers do not retry in step
@@ -191,14 +202,21 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error)
 	}
 }
 
-// retryable reports whether a transaction that failed with err may succeed
-// when run again.
-func retryable(err error) bool {
+// retryable reports whether a transaction that failed with err on its
+// attempt-th run may succeed when run again.
+func retryable(err error, attempt int) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "40001", "40P01": // serialization_failure, deadlock_detected
 			return true
+		case "23505":
+			// Two first writers of one document: ON CONFLICT (id) arbitrates
+			// only the primary key, so the loser can trip over the winner's
+			// (installation, external_id) once it commits. Run again, it
+			// finds the row and updates it; a document id other than the
+			// one holding the pair fails again, as ECONFLICT.
+			return pe.ConstraintName == "documents_installation_external_id_key" && attempt <= 2
 		}
 		return false
 	}

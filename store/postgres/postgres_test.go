@@ -319,3 +319,76 @@ func mustConnect(tb testing.TB, u string) *pgx.Conn {
 	tb.Cleanup(func() { c.Close(ctx()) })
 	return c
 }
+
+// TestSearchTextRarestWordFirst: when no chunk holds every word, chunks
+// holding the query's rarest word (by the statistics ANALYZE keeps) rank
+// above chunks that hold a common word many times, and the common word's
+// chunks fill the rest.
+func TestSearchTextRarestWordFirst(t *testing.T) {
+	db := pgtest.MustCreateDB(t, serverURL(t))
+	s := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: storetest.Dims})
+	var common []string
+	for i := range 40 {
+		d := storetest.Doc("inst", fmt.Sprintf("common-%d.md", i), "", fmt.Sprint(i))
+		storetest.MustPut(t, s, d, storetest.Chunks(d, 0, fmt.Sprintf("alpha alpha alpha beta note %d", i)), nil)
+		common = append(common, d.ID)
+	}
+	rare := storetest.Doc("inst", "rare.md", "", "rare")
+	storetest.MustPut(t, s, rare, storetest.Chunks(rare, 0, "zircon found once in a long paragraph of other words"), nil)
+	if _, err := mustConnect(t, db).Exec(ctx(), "ANALYZE chunks"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"alpha zircon", "zircon alpha"} {
+		hits, err := s.SearchText(ctx(), q, ingestd.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 10 || hits[0].DocumentID != rare.ID {
+			t.Fatalf("SearchText(%q) = %v, want 10 hits, %s first", q, hits, rare.ID)
+		}
+		for _, h := range hits[1:] {
+			if !slices.Contains(common, h.DocumentID) {
+				t.Fatalf("SearchText(%q): hit %v holds no query word", q, h)
+			}
+		}
+	}
+}
+
+// TestSearchTextCandidates: a pass ranks at most TextCandidates chunks,
+// but a larger limit raises the cap, so a query still gets limit hits.
+func TestSearchTextCandidates(t *testing.T) {
+	s := pgtest.MustOpen(t, serverURL(t), &postgres.Options{Dims: storetest.Dims, TextCandidates: 3})
+	for i := range 20 {
+		d := storetest.Doc("inst", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		storetest.MustPut(t, s, d, storetest.Chunks(d, 0, fmt.Sprintf("needle %d", i), fmt.Sprintf("needle and thread %d", i)), nil)
+	}
+	tests := []struct {
+		name  string
+		query string
+		limit int
+		want  int
+	}{
+		{"limit under the cap", "needle", 2, 2},
+		{"limit over the cap", "needle", 30, 30},
+		{"every match", "needle", 100, 40},
+		{"every word then any word", "needle thread", 25, 25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits, err := s.SearchText(ctx(), tt.query, ingestd.Filter{}, tt.limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) != tt.want {
+				t.Fatalf("SearchText(%q, limit %d): %d hits, want %d", tt.query, tt.limit, len(hits), tt.want)
+			}
+			seen := map[string]bool{}
+			for _, h := range hits {
+				if seen[h.ChunkID] {
+					t.Fatalf("chunk %s returned twice", h.ChunkID)
+				}
+				seen[h.ChunkID] = true
+			}
+		})
+	}
+}

@@ -16,13 +16,27 @@ import (
 // SearchText ranks chunks by full-text relevance over their text, title and
 // heading path (weighted in that order). The query is reduced to its words
 // inside the database (to_tsvector, then plainto_tsquery per word), so
-// nothing in it is tsquery syntax. Chunks holding every word come first,
-// ranked by ts_rank_cd (cover density: words close together count more);
-// when they are fewer than limit, chunks holding any word fill the rest,
-// ranked by ts_rank (half the cost per row), the same order as store/sqlite.
-// Ranking reads every matching chunk, so the any-word pass of a query of
-// common words costs in proportion to how many chunks hold them.
-// Returns EINVALID for limit < 1.
+// nothing in it is tsquery syntax.
+//
+// Hits come in up to four passes, each ranking at most the store's
+// TextCandidates matching chunks (Options), so the cost of a query is
+// bounded however common its words are. Each pass runs only when the ones
+// before it found fewer than limit chunks:
+//
+//  1. chunks holding every word, ranked by ts_rank_cd (cover density: words
+//     close together count more);
+//  2. chunks holding the query's rarest word and some other word;
+//  3. chunks holding the rarest word alone;
+//  4. chunks holding other words only.
+//
+// Passes 2 to 4 rank by ts_rank over all the words (more words rank
+// higher). Word rarity is the planner's own estimate: the most common
+// lexemes of the chunks' tsvector column that ANALYZE (autovacuum) keeps in
+// pg_stats; a word not among them counts as rarer than all that are, and
+// without statistics the words keep their lexeme order. When more chunks
+// match a pass than it may rank, it ranks those the GIN index yields first
+// (in storage order), so the hits of a very common word are good matches,
+// not necessarily the best ones. Returns EINVALID for limit < 1.
 func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
@@ -32,34 +46,87 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
-	where, args := filterSQL(f, 3)
+	where, args := filterSQL(f, 4)
 	if where == "" {
 		return nil, nil
 	}
-	// q is made once (MATERIALIZED) and drives the GIN index as a
-	// parameter. The any-word pass runs only when the every-word pass came
-	// short (a one-time filter) and the query has more than one word.
-	sql := `WITH q AS MATERIALIZED (
-			SELECT ingestd_tsquery_or(w) AS any_word, ingestd_tsquery_and(w) AS all_words, count(*) AS words
-			FROM ingestd_query_words($1) AS w),
-		every_word AS (
-			SELECT c.id, c.document_id, ts_rank_cd(c.search, q.any_word) AS score, c.seq
-			FROM q, chunks c
-			WHERE c.search @@ q.all_words AND ` + where + `
+	return s.hits(ctx, "search text", searchTextSQL(where), append([]any{query, limit, max(s.textCandidates, limit)}, args...))
+}
+
+// textPasses are SearchText's passes in order: the condition on chunk c
+// (besides the filter) and its rank. In q, rarest is the rarest word's
+// tsquery and others the other words' joined by OR (NULL for a one-word
+// query, which so leaves passes 2 to 4 empty).
+var textPasses = []struct{ cond, rank string }{
+	{"c.search @@ q.all_words", "ts_rank_cd(c.search, q.any_word)"},
+	{"c.search @@ (q.rarest && q.others) AND NOT c.search @@ q.all_words", "ts_rank(c.search, q.any_word)"},
+	{"c.search @@ q.rarest AND NOT c.search @@ q.others", "ts_rank(c.search, q.any_word)"},
+	{"c.search @@ q.others AND NOT c.search @@ q.rarest", "ts_rank(c.search, q.any_word)"},
+}
+
+// searchTextSQL is SearchText's statement for the filter condition where:
+// $1 is the query, $2 the limit, $3 how many candidates a pass may rank.
+//
+// words and q are made once (MATERIALIZED) and drive the GIN index as
+// parameters. Each pass picks its candidates in a subquery with LIMIT $3
+// (a bitmap scan that stops after $3 rows pass the filter), then ranks
+// only those. A later pass is a one-time filter on the row counts of the
+// passes before it, so it reads nothing when they have limit rows. The
+// chunks a pass skips because an earlier pass covers them are therefore
+// fewer than 3 * limit: each earlier pass saw all its chunks (else it hit
+// its cap and returned limit rows, as $3 >= $2).
+//
+// What stays proportional to the corpus is the index work: GIN intersects
+// posting lists driven by the rarest (passes 1 and 2) or reads the rarest
+// word's (pass 3), but a one-word query of a common word, and pass 4,
+// build a bitmap of every chunk holding the word. The filter is applied
+// before the LIMIT, so a narrow filter reads up to $3 / (its selectivity)
+// rows.
+func searchTextSQL(where string) string {
+	var b strings.Builder
+	b.WriteString(`WITH words AS MATERIALIZED (
+			SELECT w.word, plainto_tsquery('simple', w.word) AS query,
+				coalesce(st.freqs[array_position(st.elems, w.word)], 0) AS freq
+			FROM (SELECT word FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS word LIMIT 32) AS w
+			LEFT JOIN (SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
+				FROM pg_stats
+				WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'search' AND NOT inherited
+				LIMIT 1) AS st ON true),
+		rarest AS MATERIALIZED (SELECT word, query FROM words ORDER BY freq, word LIMIT 1),
+		q AS MATERIALIZED (
+			SELECT ingestd_tsquery_or(w.query) AS any_word, ingestd_tsquery_and(w.query) AS all_words,
+				r.query AS rarest, ingestd_tsquery_or(w.query) FILTER (WHERE w.word <> r.word) AS others
+			FROM words w, rarest r
+			GROUP BY r.word, r.query)`)
+	var counts []string
+	for i, p := range textPasses {
+		cond := p.cond
+		if len(counts) > 0 {
+			cond = strings.Join(counts, " + ") + " < $2 AND " + cond
+		}
+		fmt.Fprintf(&b, `,
+		pass%d AS (
+			SELECT c.id, c.document_id, %s AS score, c.seq
+			FROM q, (SELECT c.id, c.document_id, c.search, c.seq FROM q, chunks c
+				WHERE %s AND %s
+				LIMIT $3) AS c
 			ORDER BY score DESC, c.seq
-			LIMIT $2)
-		SELECT id, document_id, score FROM (
-			SELECT id, document_id, score, seq, 0 AS pass FROM every_word
-			UNION ALL
-			(SELECT c.id, c.document_id, ts_rank(c.search, q.any_word) AS score, c.seq, 1 AS pass
-			FROM q, chunks c
-			WHERE (SELECT count(*) FROM every_word) < $2 AND q.words > 1
-				AND c.search @@ q.any_word AND NOT c.search @@ q.all_words AND ` + where + `
-			ORDER BY score DESC, c.seq
-			LIMIT $2)) AS h
+			LIMIT $2)`, i, p.rank, cond, where)
+		counts = append(counts, fmt.Sprintf("(SELECT count(*) FROM pass%d)", i))
+	}
+	b.WriteString(`
+		SELECT id, document_id, score FROM (`)
+	for i := range textPasses {
+		if i > 0 {
+			b.WriteString(`
+			UNION ALL `)
+		}
+		fmt.Fprintf(&b, "SELECT id, document_id, score, seq, %d AS pass FROM pass%d", i, i)
+	}
+	b.WriteString(`) AS h
 		ORDER BY pass, score DESC, seq
-		LIMIT $2`
-	return s.hits(ctx, "search text", sql, append([]any{query, limit}, args...))
+		LIMIT $2`)
+	return b.String()
 }
 
 // SearchVector ranks chunks by cosine similarity to v, best first, walking
