@@ -159,6 +159,7 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (inge
 			MaxConns:         cfg.Store.MaxConns,
 			StatementTimeout: time.Duration(cfg.Store.StatementTimeout),
 			EfSearch:         cfg.Store.EfSearch,
+			TextCandidates:   cfg.Store.TextCandidates,
 			Logger:           log,
 		})
 	case "sqlite":

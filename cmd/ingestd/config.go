@@ -46,6 +46,7 @@ type StoreConfig struct {
 	MaxConns         int      `yaml:"max_conns"`
 	StatementTimeout Duration `yaml:"statement_timeout"`
 	EfSearch         int      `yaml:"ef_search"`
+	TextCandidates   int      `yaml:"text_candidates"`
 }
 
 // NATSConfig selects the job transport; empty means in-process.
