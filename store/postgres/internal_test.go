@@ -56,6 +56,7 @@ func TestSessionSettings(t *testing.T) {
 	for _, tc := range []struct{ setting, want string }{
 		{"hnsw.ef_search", "77"},
 		{"hnsw.iterative_scan", "relaxed_order"},
+		{"plan_cache_mode", "force_custom_plan"},
 		{"statement_timeout", "300ms"},
 	} {
 		var got string
