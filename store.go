@@ -136,3 +136,29 @@ type DocumentCount struct {
 	Tier         Tier
 	Count        int
 }
+
+// CheckPut validates a document for Store.PutDocument and returns its id
+// (DocumentID of its installation and external id when ID is empty) and
+// the status to store (active when empty). Every store calls it, so all of
+// them refuse the same documents with the same EINVALID messages: one
+// without installation, external id, source kind or content hash, one
+// with StatusDeleted (use DeleteDocument) or an unknown status.
+func CheckPut(doc *Document) (id string, status Status, err error) {
+	if doc == nil || doc.Installation == "" || doc.ExternalID == "" || doc.SourceKind == "" || doc.ContentHash == "" {
+		return "", "", Errorf(EINVALID, "document needs installation, external id, source kind and content hash")
+	}
+	id = doc.ID
+	if id == "" {
+		id = DocumentID(doc.Installation, doc.ExternalID)
+	}
+	switch status = doc.Status; status {
+	case "":
+		status = StatusActive
+	case StatusActive, StatusRejected:
+	case StatusDeleted:
+		return "", "", Errorf(EINVALID, "document %s: put with status deleted (use DeleteDocument)", id)
+	default:
+		return "", "", Errorf(EINVALID, "document %s: unknown status %q", id, status)
+	}
+	return id, status, nil
+}

@@ -108,22 +108,9 @@ var chunkColumns = []string{"id", "document_id", "ordinal", "heading_path", "tex
 // whose length is not the store's Dims; ECONFLICT when another document
 // holds the (installation, external id) or two chunks share an id.
 func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (bool, error) {
-	if doc == nil || doc.Installation == "" || doc.ExternalID == "" || doc.SourceKind == "" || doc.ContentHash == "" {
-		return false, ingestd.Errorf(ingestd.EINVALID, "document needs installation, external id, source kind and content hash")
-	}
-	id := doc.ID
-	if id == "" {
-		id = ingestd.DocumentID(doc.Installation, doc.ExternalID)
-	}
-	status := doc.Status
-	switch status {
-	case "":
-		status = ingestd.StatusActive
-	case ingestd.StatusActive, ingestd.StatusRejected:
-	case ingestd.StatusDeleted:
-		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: put with status deleted (use DeleteDocument)", id)
-	default:
-		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: unknown status %q", id, status)
+	id, status, err := ingestd.CheckPut(doc)
+	if err != nil {
+		return false, err
 	}
 	tier := nullable(string(doc.Tier))
 	rows := make([][]any, len(chunks))
@@ -162,7 +149,7 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 	}
 
 	var changed bool
-	err := s.inTx(ctx, "put document "+id, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, "put document "+id, func(tx pgx.Tx) error {
 		changed = false
 		var inserted bool
 		err := tx.QueryRow(ctx, putDocumentSQL, id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind,

@@ -83,22 +83,9 @@ func scanDocument(row interface{ Scan(...any) error }) (*ingestd.Document, error
 // StatusDeleted, and for a chunk of another document; ECONFLICT when another
 // document holds the (installation, external id) or a chunk id.
 func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (bool, error) {
-	if doc == nil || doc.Installation == "" || doc.ExternalID == "" || doc.SourceKind == "" || doc.ContentHash == "" {
-		return false, ingestd.Errorf(ingestd.EINVALID, "document needs installation, external id, source kind and content hash")
-	}
-	id := doc.ID
-	if id == "" {
-		id = ingestd.DocumentID(doc.Installation, doc.ExternalID)
-	}
-	status := doc.Status
-	switch status {
-	case "":
-		status = ingestd.StatusActive
-	case ingestd.StatusActive, ingestd.StatusRejected:
-	case ingestd.StatusDeleted:
-		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: put with status deleted (use DeleteDocument)", id)
-	default:
-		return false, ingestd.Errorf(ingestd.EINVALID, "document %s: unknown status %q", id, status)
+	id, status, err := ingestd.CheckPut(doc)
+	if err != nil {
+		return false, err
 	}
 	for i := range chunks {
 		c := &chunks[i]
@@ -131,7 +118,7 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 	}
 
 	changed := false
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		var (
 			hash, st string
 			tier     sql.NullString
