@@ -241,44 +241,45 @@ func (w *worker) lease(ctx context.Context, installation string) (*Lease, error)
 // refresh renews the lease every LeaseTTL/3 and cancels the job if it is
 // lost. The returned func stops it.
 func (w *worker) refresh(ctx context.Context, l *Lease, cancel context.CancelFunc) (stop func()) {
-	tctx, tcancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(max(w.q.o.LeaseTTL/3, 10*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-tctx.Done():
-				return
-			case <-t.C:
-				if err := l.Refresh(tctx); ingestd.ErrorCode(err) == ingestd.ECONFLICT {
-					w.q.log.Warn("worker.lease_lost", "lease", l.key)
-					cancel()
-					return
-				} else if err != nil && tctx.Err() == nil {
-					w.q.log.Warn("worker.lease_refresh_failed", "lease", l.key, "error", err.Error())
-				}
-			}
+	return every(ctx, w.q.o.LeaseTTL/3, func(ctx context.Context) bool {
+		err := l.Refresh(ctx)
+		switch {
+		case ingestd.ErrorCode(err) == ingestd.ECONFLICT:
+			w.q.log.Warn("worker.lease_lost", "lease", l.key)
+			cancel()
+			return false
+		case err != nil && ctx.Err() == nil:
+			w.q.log.Warn("worker.lease_refresh_failed", "lease", l.key, "error", err.Error())
 		}
-	}()
-	return func() { tcancel(); <-done }
+		return true
+	})
 }
 
 // keepAlive signals in-progress every AckWait/3 until stopped.
 func (w *worker) keepAlive(ctx context.Context, msg jetstream.Msg) (stop func()) {
+	return every(ctx, w.q.o.AckWait/3, func(context.Context) bool {
+		_ = msg.InProgress()
+		return true
+	})
+}
+
+// every runs fn each period (at least 10ms) in a goroutine until fn
+// returns false or the returned stop func is called; stop waits for it.
+func every(ctx context.Context, period time.Duration, fn func(ctx context.Context) bool) (stop func()) {
 	tctx, tcancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(max(w.q.o.AckWait/3, 10*time.Millisecond))
+		t := time.NewTicker(max(period, 10*time.Millisecond))
 		defer t.Stop()
 		for {
 			select {
 			case <-tctx.Done():
 				return
 			case <-t.C:
-				_ = msg.InProgress()
+				if !fn(tctx) {
+					return
+				}
 			}
 		}
 	}()

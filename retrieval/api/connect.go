@@ -65,23 +65,7 @@ func (s *server) errorInterceptor() connect.Interceptor {
 
 // connectError converts an application error to a connect error.
 func connectError(err error) *connect.Error {
-	code := connect.CodeInternal
-	switch ingestd.ErrorCode(err) {
-	case ingestd.EINVALID:
-		code = connect.CodeInvalidArgument
-	case ingestd.ENOTFOUND:
-		code = connect.CodeNotFound
-	case ingestd.ECONFLICT:
-		code = connect.CodeAlreadyExists
-	case ingestd.EUNAUTHORIZED:
-		code = connect.CodeUnauthenticated
-	case ingestd.EFORBIDDEN:
-		code = connect.CodePermissionDenied
-	case ingestd.EUNAVAILABLE:
-		code = connect.CodeUnavailable
-	case ingestd.ETOOLARGE:
-		code = connect.CodeResourceExhausted
-	}
+	code := wire.ConnectCode(ingestd.ErrorCode(err))
 	return connect.NewError(code, errors.New(ingestd.ErrorMessage(err)))
 }
 

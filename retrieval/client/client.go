@@ -105,22 +105,6 @@ func fromConnect(op string, err error) error {
 	if !errors.As(err, &ce) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	code := ingestd.EINTERNAL
-	switch ce.Code() {
-	case connect.CodeInvalidArgument:
-		code = ingestd.EINVALID
-	case connect.CodeNotFound:
-		code = ingestd.ENOTFOUND
-	case connect.CodeAlreadyExists:
-		code = ingestd.ECONFLICT
-	case connect.CodeUnauthenticated:
-		code = ingestd.EUNAUTHORIZED
-	case connect.CodePermissionDenied:
-		code = ingestd.EFORBIDDEN
-	case connect.CodeUnavailable, connect.CodeDeadlineExceeded:
-		code = ingestd.EUNAVAILABLE
-	case connect.CodeResourceExhausted:
-		code = ingestd.ETOOLARGE
-	}
+	code := wire.AppCode(ce.Code())
 	return ingestd.Errorf(code, "%s: %s", op, ce.Message())
 }
