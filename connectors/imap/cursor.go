@@ -228,15 +228,6 @@ func dedupe(s []uint32) []uint32 {
 	return out
 }
 
-// union merges two ascending UID lists.
-func union(a, b []uint32) []uint32 {
-	out := make([]uint32, 0, len(a)+len(b))
-	out = append(out, a...)
-	out = append(out, b...)
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return dedupe(out)
-}
-
 // minus returns the UIDs of a not in b; both ascending.
 func minus(a, b []uint32) []uint32 {
 	var out []uint32

@@ -118,8 +118,6 @@ func (e *env) do(tb testing.TB, method, path, token string, body any) (int, []by
 	return resp.StatusCode, b, resp.Header
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // comparable is what must be the same on every protocol.
 type comparable struct {
 	Verdict  ingestd.Verdict
