@@ -24,14 +24,16 @@ const envPgvectorUp = "INGESTD_TEST_PGVECTOR_UP"
 // the outage and recovers after it, every failure meanwhile is
 // EUNAVAILABLE, and every document ends up stored exactly once.
 //
-// It stops the server every test shares, so it runs alone: not in
-// parallel, and other packages' Postgres tests may see the outage.
+// It stops the server every test shares, so it runs alone: it holds the
+// pgtest lock exclusively, which waits for every other package's Postgres
+// test to end and keeps new ones waiting until the server is back.
 func TestRestart(t *testing.T) {
 	srv := serverURL(t)
 	script := os.Getenv(envPgvectorUp)
 	if script == "" {
 		t.Skip("no way to restart the server: set " + envPgvectorUp + " to the pgvector-up script")
 	}
+	pgtest.Exclusive(t)
 	s := pgtest.MustOpen(t, srv, &postgres.Options{Dims: storetest.Dims, MaxConns: 4})
 	// If the test fails half-way, leave the server running for the rest.
 	t.Cleanup(func() { exec.Command(script, "start").Run() })

@@ -43,6 +43,7 @@ func MustCreateDB(tb testing.TB, serverURL string) string {
 	if err != nil || u.Scheme == "" {
 		tb.Fatalf("pgtest: %s must be a postgres:// URL: %v", EnvURL, err)
 	}
+	share(tb) // released after the database is dropped (cleanups run last-in first-out)
 	var b [8]byte
 	rand.Read(b[:])
 	name := "ingestd_test_" + hex.EncodeToString(b[:])
