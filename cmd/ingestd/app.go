@@ -155,12 +155,14 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (inge
 			return nil, &configError{path: cfg.path, msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
 		}
 		return postgres.Open(ctx, url, &postgres.Options{
-			Dims:             cfg.Embedder.Dims,
-			MaxConns:         cfg.Store.MaxConns,
-			StatementTimeout: time.Duration(cfg.Store.StatementTimeout),
-			EfSearch:         cfg.Store.EfSearch,
-			TextCandidates:   cfg.Store.TextCandidates,
-			Logger:           log,
+			Dims:               cfg.Embedder.Dims,
+			MaxConns:           cfg.Store.MaxConns,
+			StatementTimeout:   time.Duration(cfg.Store.StatementTimeout),
+			EfSearch:           cfg.Store.EfSearch,
+			TextCandidates:     cfg.Store.TextCandidates,
+			HNSWM:              cfg.Store.HNSWM,
+			HNSWEfConstruction: cfg.Store.HNSWEfConstruction,
+			Logger:             log,
 		})
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)

@@ -47,6 +47,11 @@ type StoreConfig struct {
 	StatementTimeout Duration `yaml:"statement_timeout"`
 	EfSearch         int      `yaml:"ef_search"`
 	TextCandidates   int      `yaml:"text_candidates"`
+	// HNSWM and HNSWEfConstruction shape a new vector index's graph; an
+	// existing index keeps its own until `ingestd migrate
+	// --rebuild-vector-index`.
+	HNSWM              int `yaml:"hnsw_m"`
+	HNSWEfConstruction int `yaml:"hnsw_ef_construction"`
 }
 
 // NATSConfig selects the job transport; empty means in-process.

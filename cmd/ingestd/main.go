@@ -42,7 +42,7 @@ Usage:
   ingestd ingest     PATH --installation ID [--config F]     ingest one file into an installation
   ingestd search     QUERY [--config F] [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted]
   ingestd provenance [--config F] [--json] [--per-installation]
-  ingestd migrate    [--config F]                            apply the store schema
+  ingestd migrate    [--config F] [--rebuild-vector-index]   apply the store schema; rebuild the HNSW index online
   ingestd reindex    [--config F]                            re-embed chunks made by another embedder
   ingestd dlq        list [--config F] [--json]              list dead-lettered jobs
   ingestd dlq        replay ID|--all [--config F]            queue dead-lettered jobs again

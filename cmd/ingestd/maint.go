@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/files"
@@ -15,6 +16,8 @@ import (
 func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
+	rebuild := fs.Bool("rebuild-vector-index", false, "postgres: rebuild the HNSW index online with store.hnsw_m and store.hnsw_ef_construction")
+	mem := fs.String("maintenance-work-mem", "", "postgres: memory the rebuild may hold its graph in, e.g. 4GB (default: the server's maintenance_work_mem)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -26,10 +29,44 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	// Opening a store applies its migrations (under an advisory lock on
 	// Postgres); the version printed is the one the binary brings.
 	version := ingestd.SchemaVersion
-	if a.cfg.Store.Driver == "postgres" {
+	pg, isPostgres := a.store.(*postgres.Store)
+	if isPostgres {
 		version = postgres.SchemaVersion()
 	}
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
+	if !isPostgres {
+		if *rebuild {
+			return &usageError{msg: "migrate: --rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
+		}
+		return nil
+	}
+	have, want, err := pg.VectorIndex(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have == want && !*rebuild:
+		fmt.Fprintf(e.stdout, "vector index: %s\n", have)
+		return nil
+	case !*rebuild:
+		fmt.Fprintf(e.stdout, "vector index: %s; configured %s: run `ingestd migrate --rebuild-vector-index` to rebuild it online\n", have, want)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "rebuilding the vector index with %s (was %s); searches and writes go on meanwhile\n", want, have)
+	got, err := pg.RebuildVectorIndex(ctx, postgres.RebuildOptions{
+		MaintenanceWorkMem: *mem,
+		Progress: func(p postgres.RebuildProgress) {
+			if p.Total > 0 {
+				fmt.Fprintf(e.stderr, "rebuild: %s %d/%d (%.0f%%) after %v\n", p.Phase, p.Done, p.Total, 100*float64(p.Done)/float64(p.Total), p.Elapsed.Round(time.Second))
+			} else {
+				fmt.Fprintf(e.stderr, "rebuild: %s after %v\n", p.Phase, p.Elapsed.Round(time.Second))
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "vector index: %s (rebuilt)\n", got)
 	return nil
 }
 

@@ -60,21 +60,23 @@ func SchemaVersion() int { return len(migrations()) }
 const migrationLock int64 = 0x696e6765737464
 
 // migrateURL connects once with cfg and migrates.
-func migrateURL(ctx context.Context, cfg *pgx.ConnConfig, dims int, where string) error {
+func migrateURL(ctx context.Context, cfg *pgx.ConnConfig, dims int, graph HNSW, where string) (HNSW, error) {
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return unavailable("connect to "+where, err)
+		return HNSW{}, unavailable("connect to "+where, err)
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	return migrate(ctx, c, dims, where)
+	return migrate(ctx, c, dims, graph, where)
 }
 
 // migrate creates the vector extension if missing, applies the pending
-// migrations in one transaction under the advisory lock, and checks that
-// the vector column has dims dimensions.
-func migrate(ctx context.Context, c *pgx.Conn, dims int, where string) error {
+// migrations in one transaction under the advisory lock, gives an empty
+// database's vector index the graph asked for, and checks that the vector
+// column has dims dimensions. It returns the graph the vector index has.
+func migrate(ctx context.Context, c *pgx.Conn, dims int, graph HNSW, where string) (HNSW, error) {
 	all := migrations()
 	latest := len(all)
+	var have HNSW
 	err := pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return classify("lock schema of "+where, err)
@@ -87,14 +89,14 @@ func migrate(ctx context.Context, c *pgx.Conn, dims int, where string) error {
 			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 			return classify("create schema_version in "+where, err)
 		}
-		var have int
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&have); err != nil {
+		var version int
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&version); err != nil {
 			return classify("read schema version of "+where, err)
 		}
-		if have > latest {
-			return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d: run a newer ingestd", where, have, latest)
+		if version > latest {
+			return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d: run a newer ingestd", where, version, latest)
 		}
-		for _, m := range all[have:] {
+		for _, m := range all[version:] {
 			sql := strings.ReplaceAll(m.sql, "{{dims}}", strconv.Itoa(dims))
 			if _, err := tx.Exec(ctx, sql); err != nil {
 				return classify("apply migration "+m.name+" to "+where, err)
@@ -103,21 +105,23 @@ func migrate(ctx context.Context, c *pgx.Conn, dims int, where string) error {
 				return classify("record migration "+m.name, err)
 			}
 		}
-		return nil
+		var err error
+		have, err = reshapeEmpty(ctx, tx, graph)
+		return err
 	})
 	if err != nil {
-		return classify("migrate "+where, err)
+		return HNSW{}, classify("migrate "+where, err)
 	}
-	var have int
+	var haveDims int
 	err = c.QueryRow(ctx, `SELECT atttypmod FROM pg_attribute
-		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&have)
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&haveDims)
 	if err != nil {
-		return classify("read vector dimension of "+where, err)
+		return HNSW{}, classify("read vector dimension of "+where, err)
 	}
-	if have != dims {
-		return ingestd.Errorf(ingestd.EINVALID, "database %s holds %d-dimensional vectors; the embedder makes %d: use the embedder the database was created with, or a new database", where, have, dims)
+	if haveDims != dims {
+		return HNSW{}, ingestd.Errorf(ingestd.EINVALID, "database %s holds %d-dimensional vectors; the embedder makes %d: use the embedder the database was created with, or a new database", where, haveDims, dims)
 	}
-	return nil
+	return have, nil
 }
 
 // createExtension makes sure pgvector is installed in the database.

@@ -52,6 +52,13 @@ type Options struct {
 	// lexical vectors (100 gave 0.71). Filtered searches continue past it (iterative scan)
 	// until they have limit rows.
 	EfSearch int
+	// HNSWM and HNSWEfConstruction shape the vector index's graph (see
+	// HNSW); zero takes DefaultHNSW's. A new database is built with them.
+	// A database holding chunks keeps the graph it has until
+	// RebuildVectorIndex (`ingestd migrate --rebuild-vector-index`); Open
+	// logs a warning while the two differ.
+	HNSWM              int
+	HNSWEfConstruction int
 	// TextCandidates is how many matching chunks each pass of SearchText
 	// ranks at most (a larger limit raises it to the limit); default 1000.
 	// Ranking reads every candidate's row, so this bounds the cost of a
@@ -73,6 +80,7 @@ type Store struct {
 	dims int
 	// textCandidates is Options.TextCandidates with its default.
 	textCandidates int
+	hnsw           HNSW // the graph Options ask for
 	now            func() time.Time
 	log            *slog.Logger
 	url            string // without the password, for messages
@@ -96,6 +104,9 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "postgres store: parse url: %v", redactErr(err))
 	}
 	s := &Store{dims: o.Dims, textCandidates: o.TextCandidates, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig)}
+	if s.hnsw, err = hnswOf(o); err != nil {
+		return nil, err
+	}
 	if s.textCandidates <= 0 {
 		s.textCandidates = 1000
 	}
@@ -137,9 +148,11 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 
 	// Migrate on a connection of its own first: the pool's connections
 	// register the vector type, which needs the extension to exist.
-	if err := migrateURL(ctx, cfg.ConnConfig.Copy(), s.dims, s.url); err != nil {
+	have, err := migrateURL(ctx, cfg.ConnConfig.Copy(), s.dims, s.hnsw, s.url)
+	if err != nil {
 		return nil, err
 	}
+	s.warnReshape(have)
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		return pgxvec.RegisterTypes(ctx, c)
 	}
@@ -157,7 +170,21 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return unavailable("connect to "+s.url, err)
 	}
 	defer c.Release()
-	return migrate(ctx, c.Conn(), s.dims, s.url)
+	have, err := migrate(ctx, c.Conn(), s.dims, s.hnsw, s.url)
+	if err != nil {
+		return err
+	}
+	s.warnReshape(have)
+	return nil
+}
+
+// warnReshape logs when the vector index's graph is not the one the
+// options ask for.
+func (s *Store) warnReshape(have HNSW) {
+	if have != s.hnsw {
+		s.log.Warn("the vector index keeps the graph it was built with until it is rebuilt: run `ingestd migrate --rebuild-vector-index`",
+			"database", s.url, "index", have.String(), "configured", s.hnsw.String())
+	}
 }
 
 // Close closes the pool. The Store must not be used after.
