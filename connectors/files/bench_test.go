@@ -41,12 +41,12 @@ func BenchmarkSync(b *testing.B) {
 	src := MustSource(b, "bench", "root: "+quote(root))
 	b.ReportAllocs()
 	for b.Loop() {
-		rec := &recorder{}
+		rec := newPass()
 		if err := src.Sync(context.Background(), rec); err != nil {
 			b.Fatal(err)
 		}
-		if rec.total != 300 {
-			b.Fatalf("total %d", rec.total)
+		if rec.LastTotal() != 300 {
+			b.Fatalf("total %d", rec.LastTotal())
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,83 +15,21 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/files"
 )
 
-// recorder is an in-memory ingestd.Pass that records what a sync reports.
-type recorder struct {
-	mu       sync.Mutex
-	items    []ingestd.Item
-	fails    map[string]error
-	total    int
-	totals   int
-	complete bool
-	putErr   error
+// newPass returns a pass whose Delete fails: the files connector never
+// deletes.
+func newPass() *connectortest.Pass {
+	return connectortest.New(&connectortest.Options{DeleteErr: errors.New("files never deletes")})
 }
 
-var _ ingestd.Pass = (*recorder)(nil)
-
-func (r *recorder) Put(ctx context.Context, it ingestd.Item) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.putErr != nil {
-		return r.putErr
-	}
-	r.items = append(r.items, it)
-	return nil
-}
-
-func (r *recorder) Delete(ctx context.Context, id string) error {
-	return errors.New("files never deletes")
-}
-
-func (r *recorder) Fail(id string, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.fails == nil {
-		r.fails = map[string]error{}
-	}
-	r.fails[id] = err
-}
-
-func (r *recorder) Cursor(ctx context.Context, key string) (string, error) { return "", nil }
-func (r *recorder) SetCursor(ctx context.Context, key, value string) error { return nil }
-
-func (r *recorder) Total(n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.total, r.totals = n, r.totals+1
-}
-
-func (r *recorder) Complete() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.complete = true
-}
-
-func (r *recorder) item(tb testing.TB, id string) ingestd.Item {
-	tb.Helper()
-	for _, it := range r.items {
-		if it.ExternalID == id {
-			return it
-		}
-	}
-	tb.Fatalf("no item %q; have %q", id, r.ids())
-	return ingestd.Item{}
-}
-
-func (r *recorder) ids() []string {
+// fileIDs is the external ids of the items Put that are files, not
+// attachments, in order.
+func fileIDs(p *connectortest.Pass) []string {
 	var ids []string
-	for _, it := range r.items {
-		ids = append(ids, it.ExternalID)
-	}
-	return ids
-}
-
-// fileIDs is the external ids of the items that are files, not attachments.
-func (r *recorder) fileIDs() []string {
-	var ids []string
-	for _, it := range r.items {
+	for _, it := range p.Puts() {
 		if it.ParentExternalID == "" {
 			ids = append(ids, it.ExternalID)
 		}
@@ -136,9 +73,9 @@ func yamlDecoder(block string) func(any) error {
 }
 
 // MustSync runs one pass and returns what it reported.
-func MustSync(tb testing.TB, src ingestd.Source) *recorder {
+func MustSync(tb testing.TB, src ingestd.Source) *connectortest.Pass {
 	tb.Helper()
-	rec := &recorder{}
+	rec := newPass()
 	if err := src.Sync(context.Background(), rec); err != nil {
 		tb.Fatal(err)
 	}
@@ -161,25 +98,25 @@ func TestSync(t *testing.T) {
 	}
 	rec := MustSync(t, MustSource(t, "handbook", "root: "+quote(root)))
 
-	if got, want := rec.fileIDs(), []string{
+	if got, want := fileIDs(rec), []string{
 		"handbook.md", "mail/support.eml", "notes/front.md", "notes/latin1.htm",
 		"notes/page.html", "notes/plain.txt", "vendor/lib/readme.md",
 	}; !slices.Equal(got, want) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
-	if got, want := rec.total, 8; got != want { // the files above and mail/broken.eml
+	if got, want := rec.LastTotal(), 8; got != want { // the files above and mail/broken.eml
 		t.Errorf("Total = %d, want %d", got, want)
 	}
-	if rec.totals != 1 {
-		t.Errorf("Total called %d times, want once", rec.totals)
+	if got := len(rec.Totals()); got != 1 {
+		t.Errorf("Total called %d times, want once", got)
 	}
-	if err := rec.fails["mail/broken.eml"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
+	if err := rec.Fails()["mail/broken.eml"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Errorf("broken.eml failure = %v, want EINVALID", err)
 	}
-	if len(rec.fails) != 1 {
-		t.Errorf("fails = %v, want only mail/broken.eml", rec.fails)
+	if len(rec.Fails()) != 1 {
+		t.Errorf("fails = %v, want only mail/broken.eml", rec.Fails())
 	}
-	if !rec.complete {
+	if !rec.Completed() {
 		t.Error("Complete not called")
 	}
 
@@ -193,7 +130,7 @@ func TestSync(t *testing.T) {
 		{"notes/latin1.htm", "latin1.htm", ingestd.FormatPlain, "Café crème"},
 		{"mail/support.eml", "Printer on fire 🔥", ingestd.FormatMail, "The printer on floor 3 is on fire again."},
 	} {
-		it := rec.item(t, tt.id)
+		it := rec.MustPut(t, tt.id)
 		if it.Title != tt.title {
 			t.Errorf("%s: Title = %q, want %q", tt.id, it.Title, tt.title)
 		}
@@ -210,30 +147,30 @@ func TestSync(t *testing.T) {
 			t.Errorf("%s: Meta[path] = %q", tt.id, it.Meta["path"])
 		}
 	}
-	if got := rec.item(t, "notes/plain.txt").UpdatedAt; !got.Equal(mtime) {
+	if got := rec.MustPut(t, "notes/plain.txt").UpdatedAt; !got.Equal(mtime) {
 		t.Errorf("UpdatedAt = %v, want the file's mtime %v", got, mtime)
 	}
-	if got := rec.item(t, "notes/page.html").Text; strings.Contains(got, "ignored") {
+	if got := rec.MustPut(t, "notes/page.html").Text; strings.Contains(got, "ignored") {
 		t.Errorf("script text leaked: %q", got)
 	}
 
-	m := rec.item(t, "mail/support.eml")
+	m := rec.MustPut(t, "mail/support.eml")
 	if m.ItemKind != "mail" || m.Author != "Erin Example <erin@example.com>" ||
 		!m.CreatedAt.Equal(time.Date(2025, 7, 1, 9, 30, 0, 0, time.UTC)) ||
 		m.Meta["message_id"] != "printer-1@example.com" || m.Meta["in_reply_to"] != "printer-0@example.com" {
 		t.Errorf("mail item = %+v", m)
 	}
-	csv := rec.item(t, "mail/support.eml#attachment/1/log.csv")
+	csv := rec.MustPut(t, "mail/support.eml#attachment/1/log.csv")
 	if csv.ParentExternalID != "mail/support.eml" || csv.ItemKind != "attachment" ||
 		csv.Text != "time,event\n09:00,smoke" || csv.URI != "files://handbook/mail/support.eml#attachment/1/log.csv" {
 		t.Errorf("csv attachment = %+v", csv)
 	}
-	fwd := rec.item(t, "mail/support.eml#attachment/3/earlier.eml")
+	fwd := rec.MustPut(t, "mail/support.eml#attachment/3/earlier.eml")
 	if fwd.ParentExternalID != "mail/support.eml" || fwd.Format != ingestd.FormatMail ||
 		!strings.Contains(fwd.Text, "It started smoking yesterday.") || !strings.Contains(fwd.Text, "Subject: Printer smoking") {
 		t.Errorf("forwarded attachment = %+v", fwd)
 	}
-	for _, id := range rec.ids() {
+	for _, id := range rec.PutIDs() {
 		if strings.Contains(id, "photo.png") {
 			t.Errorf("binary attachment became an item: %s", id)
 		}
@@ -243,12 +180,12 @@ func TestSync(t *testing.T) {
 func TestSync_Deterministic(t *testing.T) {
 	root := MustCopyTree(t, "basic")
 	src := MustSource(t, "h", "root: "+quote(root))
-	a, b := MustSync(t, src), MustSync(t, src)
-	if len(a.items) != len(b.items) {
-		t.Fatalf("%d items then %d", len(a.items), len(b.items))
+	a, b := MustSync(t, src).Puts(), MustSync(t, src).Puts()
+	if len(a) != len(b) {
+		t.Fatalf("%d items then %d", len(a), len(b))
 	}
-	for i := range a.items {
-		x, y := a.items[i], b.items[i]
+	for i := range a {
+		x, y := a[i], b[i]
 		if x.ExternalID != y.ExternalID || x.Text != y.Text || x.Title != y.Title || x.URI != y.URI {
 			t.Errorf("item %d differs between passes: %q vs %q", i, x.ExternalID, y.ExternalID)
 		}
@@ -285,10 +222,10 @@ func TestSync_IncludeExclude(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\n"+tt.block))
-			if got := rec.fileIDs(); !slices.Equal(got, tt.want) {
+			if got := fileIDs(rec); !slices.Equal(got, tt.want) {
 				t.Errorf("files = %q, want %q", got, tt.want)
 			}
-			if !rec.complete {
+			if !rec.Completed() {
 				t.Error("Complete not called")
 			}
 		})
@@ -298,7 +235,7 @@ func TestSync_IncludeExclude(t *testing.T) {
 func TestSync_BinaryIncluded(t *testing.T) {
 	root := MustCopyTree(t, "basic")
 	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\ninclude: [\"notes/*.png\"]"))
-	if err := rec.fails["notes/image.png"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
+	if err := rec.Fails()["notes/image.png"]; ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Errorf("image.png failure = %v, want EINVALID (binary)", err)
 	}
 }
@@ -306,14 +243,14 @@ func TestSync_BinaryIncluded(t *testing.T) {
 func TestSync_TooBig(t *testing.T) {
 	root := MustCopyTree(t, "basic")
 	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)+"\nmax_file_bytes: 120"))
-	err := rec.fails["handbook.md"] // 157 bytes
+	err := rec.Fails()["handbook.md"] // 157 bytes
 	if ingestd.ErrorCode(err) != ingestd.ETOOLARGE || !strings.Contains(err.Error(), "max_file_bytes") {
 		t.Errorf("handbook.md failure = %v, want ETOOLARGE naming max_file_bytes", err)
 	}
-	if !slices.Contains(rec.fileIDs(), "notes/plain.txt") {
-		t.Errorf("pass stopped at the big file: %q", rec.fileIDs())
+	if !slices.Contains(fileIDs(rec), "notes/plain.txt") {
+		t.Errorf("pass stopped at the big file: %q", fileIDs(rec))
 	}
-	if !rec.complete {
+	if !rec.Completed() {
 		t.Error("Complete not called")
 	}
 }
@@ -327,11 +264,11 @@ func TestSync_Unreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := MustSync(t, MustSource(t, "h", "root: "+quote(root)))
-	if err := rec.fails["handbook.md"]; !errors.Is(err, fs.ErrPermission) {
+	if err := rec.Fails()["handbook.md"]; !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("handbook.md failure = %v, want permission denied", err)
 	}
-	if !slices.Contains(rec.fileIDs(), "notes/plain.txt") || !rec.complete {
-		t.Errorf("pass did not go on: files %q, complete %v", rec.fileIDs(), rec.complete)
+	if !slices.Contains(fileIDs(rec), "notes/plain.txt") || !rec.Completed() {
+		t.Errorf("pass did not go on: files %q, complete %v", fileIDs(rec), rec.Completed())
 	}
 
 	// An unreadable directory means the listing is partial: no Complete,
@@ -342,7 +279,7 @@ func TestSync_Unreadable(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(notes, 0o755) })
 	rec = MustSync(t, MustSource(t, "h", "root: "+quote(root)))
-	if rec.complete {
+	if rec.Completed() {
 		t.Error("Complete called after a directory could not be read")
 	}
 }
@@ -368,7 +305,7 @@ func TestSync_Symlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := MustSync(t, MustSource(t, "h", "root: "+quote(rootLink)))
-	ids := rec.fileIDs()
+	ids := fileIDs(rec)
 	if !slices.Contains(ids, "inside-link.md") || !slices.Contains(ids, "handbook.md") {
 		t.Errorf("files = %q, want the link inside the root and its target", ids)
 	}
@@ -392,7 +329,7 @@ func TestSync_RootErrors(t *testing.T) {
 		{name: "not a directory", root: file, wantErr: ingestd.EINVALID},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &recorder{}
+			rec := newPass()
 			err := MustSource(t, "h", "root: "+quote(tt.root)).Sync(context.Background(), rec)
 			if got := ingestd.ErrorCode(err); got != tt.wantErr {
 				t.Fatalf("error %v, want code %q", err, tt.wantErr)
@@ -400,7 +337,7 @@ func TestSync_RootErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.root) {
 				t.Errorf("error %q does not name the root", err)
 			}
-			if rec.complete || rec.totals != 0 {
+			if rec.Completed() || len(rec.Totals()) != 0 {
 				t.Error("a failed walk reported Total or Complete")
 			}
 		})
@@ -412,21 +349,22 @@ func TestSync_Stops(t *testing.T) {
 	src := MustSource(t, "h", "root: "+quote(root))
 
 	putErr := errors.New("store down")
-	rec := &recorder{putErr: putErr}
+	rec := newPass()
+	rec.SetPutErr(putErr)
 	if err := src.Sync(context.Background(), rec); !errors.Is(err, putErr) {
 		t.Errorf("Sync = %v, want the Put error", err)
 	}
-	if rec.complete {
+	if rec.Completed() {
 		t.Error("Complete called after Put failed")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rec = &recorder{}
+	rec = newPass()
 	if err := src.Sync(ctx, rec); !errors.Is(err, context.Canceled) {
 		t.Errorf("Sync = %v, want context.Canceled", err)
 	}
-	if rec.complete {
+	if rec.Completed() {
 		t.Error("Complete called after cancel")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 )
 
@@ -35,12 +36,12 @@ func BenchmarkSyncIncremental(b *testing.B) {
 	f.setJSON(b, "/repos/betamaxpy/betamax/pulls/comments", `W/"r0"`, []any{})
 	clock := &fakeClock{now: t0}
 	src := MustSource(b, f, clock, github.Config{Repos: []string{"sigmavirus24/betamax"}, Include: github.Include{Docs: no()}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	if err := src.Sync(context.Background(), pass); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		pass.Reset()
+		pass.Next()
 		if err := src.Sync(context.Background(), pass); err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 )
 
 // apiDir holds the recorded GitHub API responses shared by the project.
@@ -172,73 +173,10 @@ func (c *fakeClock) Sleeps() []time.Duration {
 	return append([]time.Duration(nil), c.sleeps...)
 }
 
-// recPass is an in-memory ingestd.Pass that records what a sync reports.
-// Cursors survive Reset, as they do across passes.
-type recPass struct {
-	mu       sync.Mutex
-	puts     []ingestd.Item
-	deletes  []string
-	fails    map[string]error
-	cursors  map[string]string
-	complete bool
-}
-
-func newRecPass() *recPass {
-	return &recPass{fails: map[string]error{}, cursors: map[string]string{}}
-}
-
-// Reset starts a new pass with the cursors kept.
-func (p *recPass) Reset() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.puts, p.deletes, p.fails, p.complete = nil, nil, map[string]error{}, false
-}
-
-func (p *recPass) Put(_ context.Context, it ingestd.Item) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.puts = append(p.puts, it)
-	return nil
-}
-
-func (p *recPass) Delete(_ context.Context, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.deletes = append(p.deletes, id)
-	return nil
-}
-
-func (p *recPass) Fail(id string, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.fails[id] = err
-}
-
-func (p *recPass) Cursor(_ context.Context, key string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cursors[key], nil
-}
-
-func (p *recPass) SetCursor(_ context.Context, key, value string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cursors[key] = value
-	return nil
-}
-
-func (p *recPass) Total(int) {}
-
-func (p *recPass) Complete() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.complete = true
-}
-
-// byID indexes the Puts by external id.
-func (p *recPass) byID() map[string]ingestd.Item {
+// byID indexes the pass's Puts by external id; a later Put of an id wins.
+func byID(p *connectortest.Pass) map[string]ingestd.Item {
 	m := map[string]ingestd.Item{}
-	for _, it := range p.puts {
+	for _, it := range p.Puts() {
 		m[it.ExternalID] = it
 	}
 	return m

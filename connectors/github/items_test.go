@@ -20,6 +20,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 )
 
@@ -147,12 +148,12 @@ func TestAppAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	if err := src.Sync(context.Background(), pass); err != nil {
 		t.Fatal(err)
 	}
-	if len(pass.fails) > 0 {
-		t.Fatalf("fails: %v", pass.fails)
+	if len(pass.Fails()) > 0 {
+		t.Fatalf("fails: %v", pass.Fails())
 	}
 	if mints != 1 {
 		t.Errorf("tokens minted = %d, want 1 (cached)", mints)

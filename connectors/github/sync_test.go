@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 )
 
@@ -44,16 +45,16 @@ func TestSyncFullThenIncremental(t *testing.T) {
 	f := betamaxAPI(t)
 	clock := &fakeClock{now: t0}
 	src := MustSource(t, f, clock, github.Config{Repos: []string{"sigmavirus24/betamax"}, Include: github.Include{Docs: no()}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	ctx := context.Background()
 
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
-	if len(pass.fails) > 0 {
-		t.Fatalf("fails: %v", pass.fails)
+	if len(pass.Fails()) > 0 {
+		t.Fatalf("fails: %v", pass.Fails())
 	}
-	items := pass.byID()
+	items := byID(pass)
 	if got, want := len(items), 150; got != want {
 		t.Fatalf("items = %d, want %d", got, want)
 	}
@@ -73,7 +74,7 @@ func TestSyncFullThenIncremental(t *testing.T) {
 	if got, want := kinds[github.KindPullRequest], 67; got != want {
 		t.Errorf("pull requests = %d, want %d", got, want)
 	}
-	if !pass.complete {
+	if !pass.Completed() {
 		t.Error("first (full) pass did not call Complete")
 	}
 	reqs := f.Requests()
@@ -96,15 +97,15 @@ func TestSyncFullThenIncremental(t *testing.T) {
 	}
 
 	// Second pass: nothing changed at the source.
-	pass.Reset()
+	pass.Next()
 	clock.now = clock.now.Add(10 * time.Minute)
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
-	if len(pass.puts) != 0 || len(pass.deletes) != 0 {
-		t.Errorf("incremental pass wrote %d puts, %d deletes; want none", len(pass.puts), len(pass.deletes))
+	if len(pass.Puts()) != 0 || len(pass.Deletes()) != 0 {
+		t.Errorf("incremental pass wrote %d puts, %d deletes; want none", len(pass.Puts()), len(pass.Deletes()))
 	}
-	if pass.complete {
+	if pass.Completed() {
 		t.Error("incremental pass called Complete")
 	}
 	var sawIssues bool
@@ -135,7 +136,7 @@ func TestSyncEditUpdatesAndBoundarySkipped(t *testing.T) {
 	f.setJSON(t, "/repos/o/r/issues", `"a"`, []any{issue(1, "one", "2024-01-02T00:00:00Z"), issue(2, "two", "2024-01-03T00:00:00Z")})
 	clock := &fakeClock{now: t0}
 	src := MustSource(t, f, clock, github.Config{Repos: []string{"o/r"}, Include: github.Include{Docs: no(), IssueComments: no(), ReviewComments: no()}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	ctx := context.Background()
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
@@ -143,14 +144,14 @@ func TestSyncEditUpdatesAndBoundarySkipped(t *testing.T) {
 	// The source now returns the boundary item again (since is
 	// inclusive) plus an edit of #1.
 	f.setJSON(t, "/repos/o/r/issues", `"b"`, []any{issue(2, "two", "2024-01-03T00:00:00Z"), issue(1, "one, edited", "2024-01-04T00:00:00Z")})
-	pass.Reset()
+	pass.Next()
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(pass.puts), 1; got != want {
-		t.Fatalf("puts = %d, want %d (%v)", got, want, pass.puts)
+	if got, want := len(pass.Puts()), 1; got != want {
+		t.Fatalf("puts = %d, want %d (%v)", got, want, pass.PutIDs())
 	}
-	if got, want := pass.puts[0].Text, "t1\n\none, edited"; got != want {
+	if got, want := pass.Puts()[0].Text, "t1\n\none, edited"; got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}
 }
@@ -181,15 +182,15 @@ func TestSyncCommentsAndDocs(t *testing.T) {
 
 	clock := &fakeClock{now: t0}
 	src := MustSource(t, f, clock, github.Config{Repos: []string{"sigmavirus24/github3.py"}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	ctx := context.Background()
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
-	if len(pass.fails) > 0 {
-		t.Fatalf("fails: %v", pass.fails)
+	if len(pass.Fails()) > 0 {
+		t.Fatalf("fails: %v", pass.Fails())
 	}
-	items := pass.byID()
+	items := byID(pass)
 	c, ok := items["sigmavirus24/github3.py#187/comment/31799031"]
 	if !ok {
 		t.Fatalf("no comment item; got %v", sortedKeys(items))
@@ -236,16 +237,16 @@ func TestSyncCommentsAndDocs(t *testing.T) {
 
 	// docs/guide.md is removed from the default branch.
 	tree(`"t2"`, "README.md", "docs/logo.png")
-	pass.Reset()
+	pass.Next()
 	f.Requests()
 	if err := src.Sync(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(pass.deletes, ","), "sigmavirus24/github3.py:docs/guide.md"; got != want {
+	if got, want := strings.Join(pass.Deletes(), ","), "sigmavirus24/github3.py:docs/guide.md"; got != want {
 		t.Errorf("deletes = %q, want %q", got, want)
 	}
-	if len(pass.puts) != 0 {
-		t.Errorf("puts = %d, want 0 (README unchanged)", len(pass.puts))
+	if len(pass.Puts()) != 0 {
+		t.Errorf("puts = %d, want 0 (README unchanged)", len(pass.Puts()))
 	}
 	for _, r := range f.Requests() {
 		if strings.Contains(r.Path, "/git/blobs/") {
@@ -270,14 +271,14 @@ func TestSyncWaitsForRateLimitReset(t *testing.T) {
 		return true
 	}
 	src := MustSource(t, f, clock, github.Config{Repos: []string{"sigmavirus24/betamax"}, Include: github.Include{Docs: no()}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	if err := src.Sync(context.Background(), pass); err != nil {
 		t.Fatal(err)
 	}
-	if len(pass.fails) > 0 {
-		t.Fatalf("fails: %v", pass.fails)
+	if len(pass.Fails()) > 0 {
+		t.Fatalf("fails: %v", pass.Fails())
 	}
-	if got, want := len(pass.puts), 150; got != want {
+	if got, want := len(pass.Puts()), 150; got != want {
 		t.Errorf("puts = %d, want %d", got, want)
 	}
 	sleeps := clock.Sleeps()
@@ -336,14 +337,14 @@ func TestSyncRetries(t *testing.T) {
 			}
 			clock := &fakeClock{now: t0}
 			src := MustSource(t, f, clock, github.Config{Repos: []string{"sigmavirus24/betamax"}, Include: github.Include{Docs: no()}})
-			pass := newRecPass()
+			pass := connectortest.New(nil)
 			if err := src.Sync(context.Background(), pass); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := len(pass.fails) > 0, tt.wantFail; got != want {
-				t.Errorf("failed = %v, want %v (%v)", got, want, pass.fails)
+			if got, want := len(pass.Fails()) > 0, tt.wantFail; got != want {
+				t.Errorf("failed = %v, want %v (%v)", got, want, pass.Fails())
 			}
-			if tt.wantFail && pass.complete {
+			if tt.wantFail && pass.Completed() {
 				t.Error("a pass that could not list everything called Complete")
 			}
 			if got, want := clock.Sleeps(), tt.wantSleeps; !equalDurations(got, want) {
@@ -369,11 +370,11 @@ func TestSyncStatus(t *testing.T) {
 ]`))
 	clock := &fakeClock{now: t0}
 	src := MustSource(t, f, clock, github.Config{Repos: []string{"o/r"}, Include: github.Include{Docs: no(), IssueComments: no(), ReviewComments: no()}})
-	pass := newRecPass()
+	pass := connectortest.New(nil)
 	if err := src.Sync(context.Background(), pass); err != nil {
 		t.Fatal(err)
 	}
-	items := pass.byID()
+	items := byID(pass)
 	for id, want := range map[string]ingestd.Status{
 		"o/r#1": ingestd.StatusRejected, "o/r#2": "", "o/r#3": "",
 		"o/r#4": ingestd.StatusRejected, "o/r#5": "", "o/r#6": ingestd.StatusActive,

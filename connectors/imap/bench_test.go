@@ -28,7 +28,7 @@ func BenchmarkFirstSync5000(b *testing.B) {
 	for b.Loop() {
 		p := newPass()
 		MustSync(b, src, p)
-		if got := len(p.mails()); got != n {
+		if got := len(p.ItemIDs("mail")); got != n {
 			b.Fatalf("%d mails, want %d", got, n)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	imapconn "github.com/ingestd/ingestd/connectors/imap"
 )
 
@@ -47,7 +48,7 @@ func TestSync_Corpus(t *testing.T) {
 
 	// Every message yields a stored mail or a recorded failure with reason.
 	byFile := map[string]string{} // file -> text of its mail
-	for _, it := range p.items {
+	for _, it := range p.Items() {
 		if it.ItemKind != "mail" {
 			continue
 		}
@@ -62,7 +63,7 @@ func TestSync_Corpus(t *testing.T) {
 		if _, ok := byFile[f]; ok {
 			continue
 		}
-		err := p.failed["uid:"+uid]
+		err := p.Fails()["uid:"+uid]
 		if err == nil {
 			// A message with the Message-ID of an earlier one is one
 			// document: the first copy is stored.
@@ -75,10 +76,10 @@ func TestSync_Corpus(t *testing.T) {
 			t.Errorf("%s: failure %q does not name uid %s", f, err, uid)
 		}
 	}
-	for id, err := range p.failed {
+	for id, err := range p.Fails() {
 		t.Logf("failed %s (%s): %v", id, byUID[strings.TrimPrefix(id, "uid:")], err)
 	}
-	t.Logf("%d of %d messages stored as mail, %d failed, %d items in all", len(byFile), len(files), len(p.failed), len(p.items))
+	t.Logf("%d of %d messages stored as mail, %d failed, %d items in all", len(byFile), len(files), len(p.Fails()), len(p.Items()))
 
 }
 
@@ -112,13 +113,13 @@ func TestSync_CorpusTricky(t *testing.T) {
 			p := newPass()
 			MustSync(t, MustSource(t, ts.Addr, nil), p)
 			var text string
-			for _, it := range p.items {
+			for _, it := range p.Items() {
 				if it.ItemKind == "mail" {
 					text = it.Text
 				}
 			}
 			if text == "" {
-				t.Fatalf("no mail stored; failed %v", p.failed)
+				t.Fatalf("no mail stored; failed %v", p.Fails())
 			}
 			for _, f := range tt.text {
 				if !strings.Contains(text, f) {
@@ -128,9 +129,9 @@ func TestSync_CorpusTricky(t *testing.T) {
 			if tt.att == "" {
 				return
 			}
-			for _, it := range p.items {
+			for _, it := range p.Items() {
 				if it.ItemKind == "attachment" && strings.Contains(it.Text, tt.att) {
-					if p.items[it.ParentExternalID].ItemKind != "mail" {
+					if p.Items()[it.ParentExternalID].ItemKind != "mail" {
 						t.Errorf("attachment %s has no stored parent", it.ExternalID)
 					}
 					return
@@ -143,14 +144,14 @@ func TestSync_CorpusTricky(t *testing.T) {
 
 // sharesMessageID reports whether the stored mail for file f's
 // Message-ID came from another file.
-func sharesMessageID(t *testing.T, p *recordingPass, f string, byUID map[string]string) bool {
+func sharesMessageID(t *testing.T, p *connectortest.Pass, f string, byUID map[string]string) bool {
 	raw, err := os.ReadFile(filepath.Join(corpus, f))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "message-id") {
-			it, ok := p.items[imapconn.MessageExternalID(v)]
+			it, ok := p.Items()[imapconn.MessageExternalID(v)]
 			return ok && byUID[it.Meta["uid"]] != f
 		}
 	}

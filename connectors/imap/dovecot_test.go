@@ -19,6 +19,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	imapconn "github.com/ingestd/ingestd/connectors/imap"
+	"github.com/ingestd/ingestd/connectors/imap/imaptest"
 )
 
 // MustDovecot starts a Dovecot (2.3 config syntax) with one passwd-file
@@ -199,25 +200,25 @@ func TestDovecot_FirstIncrementalExpunge(t *testing.T) {
 	src := MustSource(t, addr, nil)
 	p := newPass()
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<a@x>", "<b@x>", "<c@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<a@x>", "<b@x>", "<c@x>"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("mails %q, want %q", got, want)
 	}
-	if _, ok := p.items["<b@x>#attachment/1/app.log"]; !ok {
+	if _, ok := p.Items()["<b@x>#attachment/1/app.log"]; !ok {
 		t.Errorf("no attachment child")
 	}
 
 	mustAppendIMAP(t, c, "INBOX", msg("d@x", "d", "d"))
 	MustSync(t, src, p)
-	if got := keys(p.puts); !reflect.DeepEqual(got, []string{"<d@x>"}) {
+	if got := p.PutIDs(); !reflect.DeepEqual(got, []string{"<d@x>"}) {
 		t.Errorf("incremental pass Put %q, want only <d@x>", got)
 	}
 
-	MustExpungeWith(t, c, "INBOX", uids[1])
+	imaptest.MustExpungeWith(t, c, "INBOX", uids[1])
 	if err := c.Unselect().Wait(); err != nil {
 		t.Fatal(err)
 	}
 	MustSync(t, src, p)
-	if got, want := p.deleted, []string{"<b@x>#attachment/1/app.log", "<b@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{"<b@x>#attachment/1/app.log", "<b@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
 
@@ -253,13 +254,13 @@ func TestDovecot_Corpus(t *testing.T) {
 	}
 	p := newPass()
 	MustSync(t, MustSource(t, addr, func(c *imapconn.Config) { c.BatchSize = 16 }), p)
-	for id, err := range p.failed {
+	for id, err := range p.Fails() {
 		if !strings.Contains(err.Error(), "not an RFC 5322 message") {
 			t.Errorf("%s failed: %v", id, err)
 		}
 	}
-	if len(p.mails()) < 45 {
-		t.Errorf("%d mails stored from %d messages", len(p.mails()), len(files))
+	if len(p.ItemIDs("mail")) < 45 {
+		t.Errorf("%d mails stored from %d messages", len(p.ItemIDs("mail")), len(files))
 	}
-	t.Logf("%d mails, %d items, %d failed", len(p.mails()), len(p.items), len(p.failed))
+	t.Logf("%d mails, %d items, %d failed", len(p.ItemIDs("mail")), len(p.Items()), len(p.Fails()))
 }

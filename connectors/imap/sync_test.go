@@ -38,17 +38,17 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	p := newPass()
 
 	MustSync(t, src, p)
-	if got, want := len(p.mails()), 3; got != want {
-		t.Fatalf("%d mails stored, want %d: %v", got, want, p.mails())
+	if got, want := len(p.ItemIDs("mail")), 3; got != want {
+		t.Fatalf("%d mails stored, want %d: %v", got, want, p.ItemIDs("mail"))
 	}
-	if p.total != 3 {
-		t.Errorf("Total(%d), want 3", p.total)
+	if p.LastTotal() != 3 {
+		t.Errorf("Total(%d), want 3", p.LastTotal())
 	}
 	if got, want := ts.Fetches(), []string{"1:3"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("FETCH sets %q, want %q", got, want)
 	}
 
-	m1 := p.items["<m1@example.com>"]
+	m1 := p.Items()["<m1@example.com>"]
 	if m1.Title != "Printer on fire" || m1.Author != "Bob <bob@example.org>" || m1.ItemKind != "mail" || m1.Format != ingestd.FormatMail {
 		t.Errorf("m1 = %+v", m1)
 	}
@@ -63,7 +63,7 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	}
 
 	var anon ingestd.Item
-	for _, it := range p.items {
+	for _, it := range p.Items() {
 		if it.Title == "No id here" {
 			anon = it
 		}
@@ -72,7 +72,7 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 		t.Errorf("message without Message-ID has external id %q, want a content hash", anon.ExternalID)
 	}
 
-	m3 := p.items["<m3@example.com>"]
+	m3 := p.Items()["<m3@example.com>"]
 	wantLinks := []ingestd.ItemLink{
 		{ToExternalID: "<m1@example.com>", Relation: "reply"},
 		{ToExternalID: "<root@example.com>", Relation: "thread"},
@@ -83,22 +83,22 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	if got := m3.Meta["attachments"]; !strings.Contains(got, "scan.pdf (application/pdf") {
 		t.Errorf("binary attachment not listed in Meta: %q", got)
 	}
-	child, ok := p.items["<m3@example.com>#attachment/1/app.log"]
+	child, ok := p.Items()["<m3@example.com>#attachment/1/app.log"]
 	if !ok {
-		t.Fatalf("no attachment child; items %v", keys(p.items))
+		t.Fatalf("no attachment child; items %v", p.ItemIDs(""))
 	}
 	if child.ParentExternalID != "<m3@example.com>" || child.ItemKind != "attachment" || !strings.Contains(child.Text, "ERROR disk full") {
 		t.Errorf("child = %+v", child)
 	}
-	if _, ok := p.items["<m3@example.com>#attachment/2/scan.pdf"]; ok {
+	if _, ok := p.Items()["<m3@example.com>#attachment/2/scan.pdf"]; ok {
 		t.Error("binary attachment became a child item")
 	}
 
 	// Incremental: only the new UIDs are fetched.
 	ts.MustAppend(t, "INBOX", day, msg("m4@example.com", "Four", "4"), msg("m5@example.com", "Five", "5"))
 	MustSync(t, src, p)
-	if got, want := len(p.puts), 2; got != want {
-		t.Errorf("second pass Put %d items, want %d: %v", got, want, p.puts)
+	if got, want := len(p.PutIDs()), 2; got != want {
+		t.Errorf("second pass Put %d items, want %d: %v", got, want, p.PutIDs())
 	}
 	if got, want := ts.Fetches(), []string{"4:5"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("FETCH sets %q, want %q", got, want)
@@ -107,21 +107,13 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	// Nothing changed: no search, no fetch.
 	ts.Searches()
 	MustSync(t, src, p)
-	if len(p.puts) != 0 || len(ts.Fetches()) != 0 || ts.Searches() != 0 {
-		t.Errorf("unchanged mailbox: %d puts, want no FETCH or SEARCH", len(p.puts))
+	if len(p.PutIDs()) != 0 || len(ts.Fetches()) != 0 || ts.Searches() != 0 {
+		t.Errorf("unchanged mailbox: %d puts, want no FETCH or SEARCH", len(p.PutIDs()))
 	}
-	if len(p.deleted) != 0 {
-		t.Errorf("deleted %v", p.deleted)
+	if len(p.Deletes()) != 0 {
+		t.Errorf("deleted %v", p.Deletes())
 	}
 	_ = uids
-}
-
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func TestSync_SeenUntouched(t *testing.T) {
@@ -146,10 +138,10 @@ func TestSync_ExpungeTombstones(t *testing.T) {
 
 	ts.MustExpunge(t, "INBOX", uids[1])
 	MustSync(t, src, p)
-	if got, want := p.deleted, []string{"<b@x>#attachment/1/app.log", "<b@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{"<b@x>#attachment/1/app.log", "<b@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
-	if got, want := p.mails(), []string{"<a@x>", "<c@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<a@x>", "<c@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mails %q, want %q", got, want)
 	}
 
@@ -157,12 +149,12 @@ func TestSync_ExpungeTombstones(t *testing.T) {
 	ts.MustAppend(t, "INBOX", day, msg("d@x", "d", "d"))
 	ts.MustExpunge(t, "INBOX", uids[0])
 	MustSync(t, src, p)
-	if got, want := p.deleted, []string{"<a@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{"<a@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
 	MustSync(t, src, p)
-	if len(p.deleted) != 0 {
-		t.Errorf("deleted again: %q", p.deleted)
+	if len(p.Deletes()) != 0 {
+		t.Errorf("deleted again: %q", p.Deletes())
 	}
 }
 
@@ -177,13 +169,13 @@ func TestSync_SameMessageInTwoMailboxes(t *testing.T) {
 	src := MustSource(t, ts.Addr, func(c *imapconn.Config) { c.Mailboxes = []string{"*"} })
 	p := newPass()
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<same@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<same@x>"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("mails %q, want %q", got, want)
 	}
 	ts.MustExpunge(t, "INBOX", in[0]) // moved to the archive, say
 	MustSync(t, src, p)
-	if len(p.deleted) != 0 {
-		t.Errorf("deleted %q though the message is still in Archive", p.deleted)
+	if len(p.Deletes()) != 0 {
+		t.Errorf("deleted %q though the message is still in Archive", p.Deletes())
 	}
 }
 
@@ -204,16 +196,16 @@ func TestSync_UIDValidityChange(t *testing.T) {
 	}
 	ts.MustAppend(t, "INBOX", day, c, a, msg("d@x", "d", "d"))
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<a@x>", "<c@x>", "<d@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<a@x>", "<c@x>", "<d@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mails %q, want %q", got, want)
 	}
-	if got, want := p.deleted, []string{"<b@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{"<b@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
-	if got := p.items["<a@x>"].URI; got != "imap://mail/INBOX;uidvalidity=2/;uid=2" {
+	if got := p.Items()["<a@x>"].URI; got != "imap://mail/INBOX;uidvalidity=2/;uid=2" {
 		t.Errorf("a's URI = %q, want the new generation's", got)
 	}
-	for k, v := range p.cursors {
+	for k, v := range p.Cursors() {
 		if strings.HasPrefix(k, "uidmap:1:") && v != "" {
 			t.Errorf("old generation's uid map %s left: %s", k, v)
 		}
@@ -221,7 +213,7 @@ func TestSync_UIDValidityChange(t *testing.T) {
 	// And later expunges in the new generation still resolve.
 	ts.MustExpunge(t, "INBOX", 1)
 	MustSync(t, src, p)
-	if got, want := p.deleted, []string{"<c@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{"<c@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deleted %q, want %q", got, want)
 	}
 }
@@ -237,19 +229,19 @@ func TestSync_ResumesAfterCut(t *testing.T) {
 	p := newPass()
 	ts.CutAfter(7)      // inside the second batch
 	MustSync(t, src, p) // fails on a duplicate Put
-	if got := len(p.mails()); got != 12 {
+	if got := len(p.ItemIDs("mail")); got != 12 {
 		t.Errorf("%d mails stored, want 12", got)
 	}
-	if len(p.failed) != 0 {
-		t.Errorf("failed: %v", p.failed)
+	if len(p.Fails()) != 0 {
+		t.Errorf("failed: %v", p.Fails())
 	}
 	fetches := ts.Fetches()
 	if len(fetches) < 4 {
 		t.Errorf("FETCH sets %q: want the cut batch resumed", fetches)
 	}
 	MustSync(t, src, p)
-	if len(p.puts) != 0 || len(p.deleted) != 0 {
-		t.Errorf("next pass Put %v, deleted %v", p.puts, p.deleted)
+	if len(p.PutIDs()) != 0 || len(p.Deletes()) != 0 {
+		t.Errorf("next pass Put %v, deleted %v", p.PutIDs(), p.Deletes())
 	}
 }
 
@@ -262,7 +254,7 @@ func TestSync_CutBeforeAnyProgressResumesFromCursor(t *testing.T) {
 	p := newPass()
 	ts.CutAfter(1)
 	MustSync(t, src, p)
-	if got := len(p.mails()); got != 4 {
+	if got := len(p.ItemIDs("mail")); got != 4 {
 		t.Errorf("%d mails stored, want 4", got)
 	}
 }
@@ -276,20 +268,20 @@ func TestSync_MaxPerPassAndSince(t *testing.T) {
 	src := MustSource(t, ts.Addr, func(c *imapconn.Config) { c.Since = 720 * time.Hour; c.MaxPerPass = 2 })
 	p := newPass()
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<n1@x>", "<n2@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<n1@x>", "<n2@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("first pass mails %q, want %q", got, want)
 	}
-	if p.total != 2 {
-		t.Errorf("Total(%d), want 2", p.total)
+	if p.LastTotal() != 2 {
+		t.Errorf("Total(%d), want 2", p.LastTotal())
 	}
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<n1@x>", "<n2@x>", "<n3@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<n1@x>", "<n2@x>", "<n3@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second pass mails %q, want %q", got, want)
 	}
 	// Mail arriving after the first sync is taken whatever its date.
 	ts.MustAppend(t, "INBOX", old, msg("late@x", "late", "late"))
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<late@x>", "<n1@x>", "<n2@x>", "<n3@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<late@x>", "<n1@x>", "<n2@x>", "<n3@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("third pass mails %q, want %q", got, want)
 	}
 }
@@ -305,7 +297,7 @@ func TestSync_SkipAutoGenerated(t *testing.T) {
 	)
 	p := newPass()
 	MustSync(t, MustSource(t, ts.Addr, func(c *imapconn.Config) { c.SkipAutoGenerated = true }), p)
-	if got, want := p.mails(), []string{"<h@x>", "<n@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<h@x>", "<n@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mails %q, want %q", got, want)
 	}
 }
@@ -315,10 +307,10 @@ func TestSync_TooLargeIsFailedAndPassGoesOn(t *testing.T) {
 	ts.MustAppend(t, "INBOX", day, msg("big@x", "big", strings.Repeat("x", 4000)), msg("ok@x", "ok", "fine"))
 	p := newPass()
 	MustSync(t, MustSource(t, ts.Addr, func(c *imapconn.Config) { c.MaxMessageBytes = 1000 }), p)
-	if got, want := p.mails(), []string{"<ok@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<ok@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mails %q, want %q", got, want)
 	}
-	err := p.failed["uid:1"]
+	err := p.Fails()["uid:1"]
 	if ingestd.ErrorCode(err) != ingestd.ETOOLARGE || !strings.Contains(err.Error(), "uid 1") {
 		t.Errorf("failure of uid 1 = %v, want ETOOLARGE naming the uid", err)
 	}
@@ -329,13 +321,13 @@ func TestSync_PutFailureStopsPassWithoutAdvancing(t *testing.T) {
 	ts.MustAppend(t, "INBOX", day, msg("a@x", "a", "a"))
 	src := MustSource(t, ts.Addr, nil)
 	p := newPass()
-	p.putErr = errors.New("store down")
+	p.SetPutErr(errors.New("store down"))
 	if err := src.Sync(context.Background(), p); err == nil || !strings.Contains(err.Error(), "store down") {
 		t.Fatalf("Sync = %v, want the store's error", err)
 	}
-	p.putErr = nil
+	p.SetPutErr(nil)
 	MustSync(t, src, p)
-	if got, want := p.mails(), []string{"<a@x>"}; !reflect.DeepEqual(got, want) {
+	if got, want := p.ItemIDs("mail"), []string{"<a@x>"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("mails %q, want %q", got, want)
 	}
 }

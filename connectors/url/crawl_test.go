@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 )
 
 func htmlPage(title, body string) sitePage {
@@ -22,10 +23,10 @@ func TestExtractBoilerplate(t *testing.T) {
 		"/guides/rotate": {ctype: "text/html; charset=utf-8", body: readFixture(t, "boilerplate/page.html")},
 	})
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{site.URL + "/guides/rotate"}, AllowPrivateNetworks: true}, nil)
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
 
-	it := p.item(t, site.URL+"/guides/rotate")
+	it := p.MustPut(t, site.URL+"/guides/rotate")
 	if got, want := it.Title, "Rotating signing keys"; !strings.HasPrefix(got, want) {
 		t.Errorf("title = %q, want it to start with %q", got, want)
 	}
@@ -67,10 +68,10 @@ func TestExtractCharset(t *testing.T) {
 		"/header": {ctype: "text/html; charset=iso-8859-1", body: strings.Replace(raw, "windows-1252", "", 1)},
 	})
 	src := MustSource(t, ingestd.TierUntrustedExternal, Config{URLs: []string{site.URL + "/meta", site.URL + "/header"}, AllowPrivateNetworks: true}, nil)
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
 	for _, path := range []string{"/meta", "/header"} {
-		it := p.item(t, site.URL+path)
+		it := p.MustPut(t, site.URL+path)
 		for _, want := range []string{"Le café crème se prépare", "Straße café in München", "3€", "«\u00a0Naïve\u00a0»", "señor", "¿por qué no?"} {
 			want = strings.ReplaceAll(want, "\u00a0", " ")
 			if !strings.Contains(it.Text, want) {
@@ -88,9 +89,9 @@ func TestExtractMarkdown(t *testing.T) {
 		"/guides/release.md": {ctype: "text/markdown; charset=utf-8", body: readFixture(t, "markdown/page.md")},
 	})
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{site.URL + "/guides/release.md"}, AllowPrivateNetworks: true}, nil)
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
-	it := p.item(t, site.URL+"/guides/release.md")
+	it := p.MustPut(t, site.URL+"/guides/release.md")
 	if it.Format != ingestd.FormatMarkdown || it.Title != "Release checklist" || !strings.Contains(it.Text, "- update the changelog") {
 		t.Errorf("markdown item = format %q title %q text %q", it.Format, it.Title, it.Text)
 	}
@@ -144,11 +145,11 @@ func TestCrawl(t *testing.T) {
 		AllowPrivateNetworks: true,
 	}
 	src := MustSource(t, ingestd.TierTrustedInternal, cfg, nil)
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
 
 	var got []string
-	for _, id := range p.putIDs() {
+	for _, id := range putIDs(p) {
 		got = append(got, strings.TrimPrefix(id, site.URL))
 	}
 	want := []string{"/docs/", "/docs/a", "/docs/a/deeper", "/docs/b", "/docs/from-sitemap"}
@@ -163,13 +164,13 @@ func TestCrawl(t *testing.T) {
 			t.Errorf("user agent = %q, want ingestd/test", r.userAgent)
 		}
 	}
-	if len(p.fails) != 0 {
-		t.Errorf("fails = %v", p.fails)
+	if len(p.Fails()) != 0 {
+		t.Errorf("fails = %v", p.Fails())
 	}
 
 	// The root links to a, b and (in scope, but disallowed) /private/secret:
 	// graph links name in-scope pages whether or not robots let us fetch them.
-	root := p.item(t, site.URL+"/docs/")
+	root := p.MustPut(t, site.URL+"/docs/")
 	var links []string
 	for _, l := range root.Links {
 		links = append(links, strings.TrimPrefix(l.ToExternalID, site.URL))
@@ -182,10 +183,10 @@ func TestCrawl(t *testing.T) {
 		cfg := cfg
 		cfg.Crawl.MaxPages = 2
 		src := MustSource(t, ingestd.TierTrustedInternal, cfg, nil)
-		p := newFakePass()
+		p := newPass(nil)
 		MustSync(t, src, p)
-		if got := len(p.puts); got != 2 {
-			t.Errorf("max_pages 2 put %d pages: %v", got, p.putIDs())
+		if got := len(p.PutIDs()); got != 2 {
+			t.Errorf("max_pages 2 put %d pages: %v", got, putIDs(p))
 		}
 	})
 }
@@ -199,17 +200,17 @@ func TestRevalidation(t *testing.T) {
 		"/b": htmlPage("B", "<p>page b</p>"),
 	})
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{site.URL + "/"}, Crawl: CrawlConfig{Depth: 1}, AllowPrivateNetworks: true}, nil)
-	p1 := newFakePass()
+	p1 := newPass(nil)
 	MustSync(t, src, p1)
-	if got := len(p1.puts); got != 3 {
-		t.Fatalf("first pass put %d, want 3: %v", got, p1.putIDs())
+	if got := len(p1.PutIDs()); got != 3 {
+		t.Fatalf("first pass put %d, want 3: %v", got, putIDs(p1))
 	}
 	site.takeRequests()
 
-	p2 := p1.next()
+	p2 := p1.Next()
 	MustSync(t, src, p2)
-	if got := len(p2.puts); got != 0 {
-		t.Errorf("second pass put %d items, want 0: %v", got, p2.putIDs())
+	if got := len(p2.PutIDs()); got != 0 {
+		t.Errorf("second pass put %d items, want 0: %v", got, putIDs(p2))
 	}
 	pagesSeen := 0
 	for _, r := range site.takeRequests() {
@@ -227,9 +228,9 @@ func TestRevalidation(t *testing.T) {
 
 	changed := htmlPage("B", "<p>page b, edited</p>")
 	site.setPage("/b", &changed)
-	p3 := p2.next()
+	p3 := p2.Next()
 	MustSync(t, src, p3)
-	if got, want := p3.putIDs(), []string{site.URL + "/b"}; !reflect.DeepEqual(got, want) {
+	if got, want := putIDs(p3), []string{site.URL + "/b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("third pass put %v, want %v", got, want)
 	}
 }
@@ -244,9 +245,9 @@ func TestTombstone(t *testing.T) {
 		"/flaky": htmlPage("Flaky", "<p>comes and goes</p>"),
 	})
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{site.URL + "/"}, Crawl: CrawlConfig{Depth: 1}, AllowPrivateNetworks: true, TombstoneAfter: 3}, nil)
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
-	if got := len(p.puts); got != 3 {
+	if got := len(p.PutIDs()); got != 3 {
 		t.Fatalf("first pass put %d, want 3", got)
 	}
 
@@ -259,7 +260,7 @@ func TestTombstone(t *testing.T) {
 
 	gone := site.URL + "/gone"
 	for pass := 1; pass <= 3; pass++ {
-		p = p.next()
+		p = p.Next()
 		if pass == 2 {
 			back := htmlPage("Flaky", "<p>comes and goes</p>")
 			site.setPage("/flaky", &back)
@@ -269,28 +270,28 @@ func TestTombstone(t *testing.T) {
 		}
 		MustSync(t, src, p)
 		if pass < 3 {
-			if len(p.deletes) != 0 {
-				t.Fatalf("pass %d tombstoned %v early", pass, p.deletes)
+			if len(p.Deletes()) != 0 {
+				t.Fatalf("pass %d tombstoned %v early", pass, p.Deletes())
 			}
-			if err := p.fails[gone]; err == nil || !strings.Contains(err.Error(), "404") {
+			if err := p.Fails()[gone]; err == nil || !strings.Contains(err.Error(), "404") {
 				t.Errorf("pass %d: fail for %s = %v, want a 404", pass, gone, err)
 			}
 		}
 	}
-	if got, want := p.deletes, []string{gone}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Deletes(), []string{gone}; !reflect.DeepEqual(got, want) {
 		t.Errorf("deletes after 3 missing passes = %v, want %v (flaky came back in pass 2)", got, want)
 	}
-	if _, ok := p.cursors[pagePrefix+gone]; ok {
+	if _, ok := p.Cursors()[pagePrefix+gone]; ok {
 		t.Error("state of the tombstoned page was kept")
 	}
-	if strings.Contains(p.cursors[indexKey], "/gone") {
-		t.Errorf("index still lists the tombstoned page: %s", p.cursors[indexKey])
+	if strings.Contains(p.Cursors()[indexKey], "/gone") {
+		t.Errorf("index still lists the tombstoned page: %s", p.Cursors()[indexKey])
 	}
 
 	// A tombstoned page is not tombstoned again.
-	p = p.next()
+	p = p.Next()
 	MustSync(t, src, p)
-	for _, d := range p.deletes {
+	for _, d := range p.Deletes() {
 		if d == gone {
 			t.Error("tombstoned twice")
 		}
@@ -301,15 +302,11 @@ func TestTombstone(t *testing.T) {
 func TestSyncStopsOnStoreError(t *testing.T) {
 	site := MustSite(t, map[string]sitePage{"/": htmlPage("Home", "<p>hi</p>")})
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{site.URL + "/"}, AllowPrivateNetworks: true}, nil)
-	err := src.Sync(context.Background(), &failingPass{fakePass: newFakePass()})
+	err := src.Sync(context.Background(), newPass(&connectortest.Options{PutErr: fmt.Errorf("store down")}))
 	if err == nil || !strings.Contains(err.Error(), "store down") {
 		t.Fatalf("Sync error = %v, want the store error", err)
 	}
 }
-
-type failingPass struct{ *fakePass }
-
-func (failingPass) Put(context.Context, ingestd.Item) error { return fmt.Errorf("store down") }
 
 // TestPrivateRefusedInSync: without allow_private_networks, a loopback
 // site is refused by the guard and the pass reports it.
@@ -318,12 +315,12 @@ func TestPrivateRefusedInSync(t *testing.T) {
 	src := MustSource(t, ingestd.TierTrustedInternal, Config{URLs: []string{strings.Replace(site.URL, "127.0.0.1", "localhost", 1) + "/"}}, mapResolver{
 		"localhost": {netip.MustParseAddr("127.0.0.1")},
 	})
-	p := newFakePass()
+	p := newPass(nil)
 	MustSync(t, src, p)
-	if len(p.puts) != 0 || len(p.fails) != 1 {
-		t.Fatalf("puts %v, fails %v: want one refusal", p.putIDs(), p.fails)
+	if len(p.PutIDs()) != 0 || len(p.Fails()) != 1 {
+		t.Fatalf("puts %v, fails %v: want one refusal", putIDs(p), p.Fails())
 	}
-	for _, err := range p.fails {
+	for _, err := range p.Fails() {
 		if re, ok := IsRefused(err); !ok || re.Rule != "loopback" {
 			t.Errorf("fail = %v, want a loopback refusal", err)
 		}

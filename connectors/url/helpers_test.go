@@ -17,94 +17,25 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 )
 
-// fakePass records what a pass reports, in memory.
-type fakePass struct {
-	mu      sync.Mutex
-	puts    []ingestd.Item
-	deletes []string
-	fails   map[string]error
-	cursors map[string]string
-}
-
-var _ ingestd.Pass = (*fakePass)(nil)
-
-func newFakePass() *fakePass {
-	return &fakePass{fails: map[string]error{}, cursors: map[string]string{}}
-}
-
-// next starts a new pass over the same cursors.
-func (p *fakePass) next() *fakePass {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := newFakePass()
-	for k, v := range p.cursors {
-		n.cursors[k] = v
+// newPass returns a pass that panics on Complete: the url connector must
+// never declare a crawl complete.
+func newPass(opts *connectortest.Options) *connectortest.Pass {
+	o := connectortest.Options{}
+	if opts != nil {
+		o = *opts
 	}
-	return n
+	o.OnComplete = func() { panic("the url connector must never declare a crawl complete") }
+	return connectortest.New(&o)
 }
 
-func (p *fakePass) Put(_ context.Context, it ingestd.Item) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.puts = append(p.puts, it)
-	return nil
-}
-
-func (p *fakePass) Delete(_ context.Context, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.deletes = append(p.deletes, id)
-	return nil
-}
-
-func (p *fakePass) Fail(id string, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.fails[id] = err
-}
-
-func (p *fakePass) Cursor(_ context.Context, key string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cursors[key], nil
-}
-
-func (p *fakePass) SetCursor(_ context.Context, key, value string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if value == "" {
-		delete(p.cursors, key)
-	} else {
-		p.cursors[key] = value
-	}
-	return nil
-}
-
-func (p *fakePass) Total(int) {}
-
-func (p *fakePass) Complete() { panic("the url connector must never declare a crawl complete") }
-
-// putIDs lists the external ids put, sorted.
-func (p *fakePass) putIDs() []string {
-	out := make([]string, 0, len(p.puts))
-	for _, it := range p.puts {
-		out = append(out, it.ExternalID)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (p *fakePass) item(tb testing.TB, id string) ingestd.Item {
-	tb.Helper()
-	for _, it := range p.puts {
-		if it.ExternalID == id {
-			return it
-		}
-	}
-	tb.Fatalf("no item %s was put; put: %v", id, p.putIDs())
-	return ingestd.Item{}
+// putIDs lists the external ids put in the pass, sorted.
+func putIDs(p *connectortest.Pass) []string {
+	ids := p.PutIDs()
+	sort.Strings(ids)
+	return ids
 }
 
 // sitePage is one page a test site serves.
@@ -193,7 +124,7 @@ func MustSource(tb testing.TB, tier ingestd.Tier, cfg Config, r Resolver) *Sourc
 }
 
 // MustSync runs one pass and fails the test if it returns an error.
-func MustSync(tb testing.TB, src *Source, p *fakePass) {
+func MustSync(tb testing.TB, src *Source, p *connectortest.Pass) {
 	tb.Helper()
 	if err := src.Sync(context.Background(), p); err != nil {
 		tb.Fatalf("Sync: %v", err)
