@@ -539,7 +539,7 @@ func BenchmarkRecall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, ef := range []int{40, 100, 200, 400, 800} {
+	for _, ef := range []int{40, 100, 200, 400, 800, 1000} {
 		b.Run(fmt.Sprintf("ef_search=%d", ef), func(b *testing.B) {
 			s, _ := benchStore(b, &postgres.Options{EfSearch: ef})
 			var found, total, poor int
