@@ -90,3 +90,84 @@ func TestMigrationsNumbered(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildVectorIndexNeverStallsQueries: when the swap meets a
+// transaction that still holds the chunks table (here an idle one that
+// read it), searches and writes go on; the rebuild ends once that
+// transaction does. A swap by DROP INDEX would queue every query behind its
+// lock request until the reader finished.
+func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
+	s := mustOpen(t, &Options{Dims: 4, HNSWM: 8, HNSWEfConstruction: 32})
+	ctx := context.Background()
+	put := func(i int) error {
+		d := &ingestd.Document{Installation: "stall", ExternalID: fmt.Sprintf("%d.md", i), SourceKind: "files",
+			ContentHash: fmt.Sprint(i), Status: ingestd.StatusActive}
+		d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+		text := fmt.Sprintf("chunk %d", i)
+		_, err := s.PutDocument(ctx, d, []ingestd.Chunk{{ID: ingestd.ChunkID(d.ID, text, 0), DocumentID: d.ID, Text: text,
+			Fenced: text, Embedding: []float32{float32(i), 1, float32(i % 3), 0.5}, EmbedderID: "test/4"}}, nil)
+		return err
+	}
+	for i := range 50 {
+		if err := put(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.hnsw = HNSW{M: 12, EfConstruction: 48} // as if reopened with other options
+
+	var reader pgx.Tx
+	testHookBeforeSwap = func() {
+		var err error
+		if reader, err = s.pool.Begin(ctx); err == nil {
+			_, err = reader.Exec(ctx, "SELECT count(*) FROM chunks")
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+	var rebuildErr error
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		testHookBeforeSwap = func() {}
+		if reader != nil {
+			reader.Rollback(ctx) // lets a stuck rebuild finish before the store closes
+		}
+		<-done
+	})
+	go func() {
+		defer close(done)
+		_, rebuildErr = s.RebuildVectorIndex(ctx, RebuildOptions{})
+	}()
+	// Wait until the rebuild is blocked on the reader.
+	for waiting := false; !waiting; {
+		select {
+		case <-done:
+			t.Fatalf("rebuild ended (%v) while a transaction still held the table", rebuildErr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DROP INDEX%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Queries are not queued behind it. The deadline only keeps a queued
+	// query from hanging the test: it would wait for the reader.
+	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if hits, err := s.SearchVector(qctx, []float32{3, 1, 0, 0.5}, ingestd.Filter{}, 1); err != nil || len(hits) != 1 {
+		t.Fatalf("search while the rebuild waits: %v, %v", hits, err)
+	}
+	if err := put(50); err != nil {
+		t.Fatalf("write while the rebuild waits: %v", err)
+	}
+	if err := reader.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if rebuildErr != nil {
+		t.Fatal(rebuildErr)
+	}
+	if have, _, _ := s.VectorIndex(ctx); have != (HNSW{M: 12, EfConstruction: 48}) {
+		t.Fatalf("index after the rebuild: %v", have)
+	}
+}

@@ -155,9 +155,10 @@ const rebuildLock int64 = migrationLock + 1
 // RebuildVectorIndex builds the vector index anew with the store's graph
 // (Options.HNSWM, HNSWEfConstruction) next to the old one, with CREATE
 // INDEX CONCURRENTLY, so that writes and searches go on meanwhile
-// (searches use the old index), then swaps the two in one short
-// transaction. A rebuild cut short leaves the old index in place; the next
-// one drops the half-built index first. Returns ECONFLICT when another
+// (searches use the old index), then renames the two in one short
+// transaction that neither reads nor writes wait for, and drops the old
+// one concurrently. A rebuild cut short leaves the old index in place; the
+// next one drops the half-built (or left-over old) index first. Returns ECONFLICT when another
 // rebuild is running, and the graph the index has at the end.
 func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW, error) {
 	pc, err := s.pool.Acquire(ctx)
@@ -179,7 +180,9 @@ func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW,
 	if o.MaintenanceWorkMem != "" {
 		settings = append(settings, "SET maintenance_work_mem = "+quoteLiteral(o.MaintenanceWorkMem))
 	}
-	for _, q := range append(settings, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_rebuild") {
+	for _, q := range append(settings,
+		"DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_rebuild",
+		"DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_old") {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return HNSW{}, classify("prepare the rebuild ("+q+")", err)
 		}
@@ -200,10 +203,13 @@ func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW,
 		c.Exec(context.WithoutCancel(ctx), "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_rebuild")
 		return HNSW{}, classify("build the new vector index", err)
 	}
+	testHookBeforeSwap()
+	// Renaming an index takes a lock that reads and writes do not wait
+	// for (SHARE UPDATE EXCLUSIVE), so the swap never stalls the store;
+	// the old index is then dropped concurrently.
 	err = pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 		for _, q := range []string{
-			"SET LOCAL lock_timeout = '30s'",
-			"DROP INDEX chunks_embedding",
+			"ALTER INDEX chunks_embedding RENAME TO chunks_embedding_old",
 			"ALTER INDEX chunks_embedding_rebuild RENAME TO chunks_embedding",
 		} {
 			if _, err := tx.Exec(ctx, q); err != nil {
@@ -215,8 +221,14 @@ func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW,
 	if err != nil {
 		return HNSW{}, classify("swap in the new vector index (it is built as chunks_embedding_rebuild; run the rebuild again)", err)
 	}
+	if _, err := c.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_old"); err != nil {
+		return HNSW{}, classify("drop the old vector index (chunks_embedding_old; the next rebuild drops it)", err)
+	}
 	return readHNSW(ctx, c)
 }
+
+// testHookBeforeSwap runs between the build and the swap; tests set it.
+var testHookBeforeSwap = func() {}
 
 // reportRebuild calls o.Progress every o.Every until stop is closed.
 func (s *Store) reportRebuild(ctx context.Context, pid uint32, o RebuildOptions, stop <-chan struct{}) {

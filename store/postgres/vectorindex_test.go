@@ -179,8 +179,8 @@ func vectorText(v []float32) string {
 }
 
 // TestRebuildVectorIndexExclusive: a rebuild while another holds the
-// rebuild lock returns ECONFLICT; a half-built index left by a rebuild cut
-// short is dropped by the next one.
+// rebuild lock returns ECONFLICT; a half-built index, or an old one not yet
+// dropped, left by a rebuild cut short is dropped by the next one.
 func TestRebuildVectorIndexExclusive(t *testing.T) {
 	db := pgtest.MustCreateDB(t, serverURL(t))
 	s := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: storetest.Dims})
@@ -195,8 +195,10 @@ func TestRebuildVectorIndexExclusive(t *testing.T) {
 	if _, err := c.Exec(ctx(), "SELECT pg_advisory_unlock($1)", int64(0x696e6765737464+1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx(), "CREATE INDEX chunks_embedding_rebuild ON chunks (id)"); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"CREATE INDEX chunks_embedding_rebuild ON chunks (id)", "CREATE INDEX chunks_embedding_old ON chunks (ordinal)"} {
+		if _, err := c.Exec(ctx(), q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := s.RebuildVectorIndex(ctx(), postgres.RebuildOptions{}); err != nil {
 		t.Fatalf("rebuild over a leftover index: %v", err)
