@@ -661,9 +661,9 @@ func (a *answer) expand(ctx context.Context) error {
 
 	// One read for the chunks of primary documents (adjacency) and of
 	// neighbours (their best chunk).
-	all, err := a.s.store.DocumentChunks(ctx, append(slices.Clone(primaryDocs), neighbours...))
+	all, err := a.expansionChunks(ctx, primaryDocs, neighbours)
 	if err != nil {
-		return fmt.Errorf("read document chunks: %w", err)
+		return err
 	}
 	byDoc := map[string][]ingestd.ChunkView{}
 	for _, v := range all {
@@ -702,6 +702,39 @@ func (a *answer) expand(ctx context.Context) error {
 	}
 	a.expanded = out
 	return nil
+}
+
+// expansionReader is a store that picks expansion's chunks itself (the
+// Postgres store): the chunks next to primary chunks and each neighbour's
+// chunk most similar to the query, instead of every chunk of those
+// documents. See postgres.Store.ExpansionChunks for the contract.
+type expansionReader interface {
+	ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error)
+}
+
+// expansionChunks reads the chunks expand chooses from: the neighbours
+// of primary chunks in primaryDocs and the chunks of neighbours. A store
+// that is an expansionReader returns only those expand will pick; any other
+// returns every chunk of the documents and expand picks.
+func (a *answer) expansionChunks(ctx context.Context, primaryDocs, neighbours []string) ([]ingestd.ChunkView, error) {
+	if r, ok := a.s.store.(expansionReader); ok {
+		var docs []string
+		var ordinals []int
+		for _, c := range a.primary {
+			docs = append(docs, c.view.DocumentID, c.view.DocumentID)
+			ordinals = append(ordinals, c.view.Ordinal-1, c.view.Ordinal+1)
+		}
+		all, err := r.ExpansionChunks(ctx, a.qv, a.s.embedder.ID(), docs, ordinals, neighbours)
+		if err != nil {
+			return nil, fmt.Errorf("read expansion chunks: %w", err)
+		}
+		return all, nil
+	}
+	all, err := a.s.store.DocumentChunks(ctx, append(slices.Clone(primaryDocs), neighbours...))
+	if err != nil {
+		return nil, fmt.Errorf("read document chunks: %w", err)
+	}
+	return all, nil
 }
 
 func sortLinks(ls []ingestd.Link) {

@@ -99,6 +99,64 @@ func (s *Store) DocumentChunks(ctx context.Context, docIDs []string) ([]ingestd.
 	return kept, nil
 }
 
+// ExpansionChunks returns, in one query, what retrieval's expansion reads
+// of the documents around an answer: the chunk at ordinal ordinals[i] of
+// document docs[i] for each i (those that exist), then, for each document
+// of neighbours in order, its chunk whose vector is most similar to query
+// (largest inner product; vectors of another embedder than embedderID
+// count as 0; the lowest ordinal among equals). It returns what
+// DocumentChunks of the same documents would let retrieval pick, without
+// carrying every chunk of every neighbour over the wire. A query of
+// another length than the store's vectors compares nothing.
+func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error) {
+	if len(docs) != len(ordinals) {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "expansion chunks: %d documents for %d ordinals", len(docs), len(ordinals))
+	}
+	if len(docs) == 0 && len(neighbours) == 0 {
+		return nil, nil
+	}
+	var q any // NULL: no similarity, every chunk scores 0
+	if len(query) == s.dims {
+		q = pgvector.NewVector(query)
+	}
+	ords := make([]int32, len(ordinals))
+	for i, o := range ordinals {
+		ords[i] = int32(o)
+	}
+	rows, err := s.pool.Query(ctx, `WITH adjacent AS (
+			SELECT c.id, 0 AS part, a.n, c.ordinal
+			FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS a (doc, ord, n)
+			JOIN chunks c ON c.document_id = a.doc AND c.ordinal = a.ord),
+		best AS (
+			SELECT DISTINCT ON (w.n) c.id, 1 AS part, w.n, c.ordinal
+			FROM unnest($3::text[]) WITH ORDINALITY AS w (doc, n)
+			JOIN chunks c ON c.document_id = w.doc
+			ORDER BY w.n,
+				CASE WHEN $4::vector IS NOT NULL AND c.embedding IS NOT NULL AND (c.embedder_id = '' OR c.embedder_id = $5)
+					THEN -(c.embedding <#> $4::vector) ELSE 0 END DESC,
+				c.ordinal, c.seq),
+		picked AS (SELECT * FROM adjacent UNION ALL SELECT * FROM best)
+		SELECT `+chunkViewColumns+`
+		FROM picked p JOIN chunks c ON c.id = p.id JOIN documents d ON d.id = c.document_id
+		ORDER BY p.part, p.n, p.ordinal`, docs, ords, neighbours, q, embedderID)
+	if err != nil {
+		return nil, classify("read expansion chunks", err)
+	}
+	out, err := pgx.CollectRows(rows, scanChunkView)
+	if err != nil {
+		return nil, classify("read expansion chunks", err)
+	}
+	seen := make(map[string]bool, len(out))
+	kept := out[:0]
+	for _, v := range out {
+		if !seen[v.ID] {
+			seen[v.ID] = true
+			kept = append(kept, v)
+		}
+	}
+	return kept, nil
+}
+
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose
 // vector the embedder did not make (or that have none). Tier is the
 // document's stored tier. Returns EINVALID for limit < 1.

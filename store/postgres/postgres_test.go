@@ -392,3 +392,51 @@ func TestSearchTextCandidates(t *testing.T) {
 		})
 	}
 }
+
+// TestExpansionChunks: the chunks at the asked ordinals (missing ones
+// skipped), then each neighbour's chunk most similar to the query — the
+// lowest ordinal when none compares (another embedder, a query of another
+// length) — and EINVALID for unpaired documents and ordinals.
+func TestExpansionChunks(t *testing.T) {
+	s := pgtest.MustOpen(t, serverURL(t), &postgres.Options{Dims: storetest.Dims})
+	a := storetest.Doc("x", "a.md", "", "a")
+	ac := storetest.Chunks(a, 0, "a0", "a1", "a2", "a3") // vectors along axes 0..3
+	b := storetest.Doc("x", "b.md", "", "b")
+	bc := storetest.Chunks(b, 4, "b0", "b1", "b2") // axes 4..6
+	c := storetest.Doc("x", "c.md", "", "c")
+	cc := storetest.Chunks(c, 0, "c0", "c1")
+	for i := range cc {
+		cc[i].EmbedderID = "other/8"
+	}
+	for _, d := range []struct {
+		d  *ingestd.Document
+		cs []ingestd.Chunk
+	}{{a, ac}, {b, bc}, {c, cc}} {
+		storetest.MustPut(t, s, d.d, d.cs, nil)
+	}
+	ids := func(vs []ingestd.ChunkView) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, v.ID)
+		}
+		return out
+	}
+	emb := ac[0].EmbedderID
+	got, err := s.ExpansionChunks(ctx(), storetest.Axis(5), emb, []string{a.ID, a.ID, a.ID}, []int{-1, 1, 3}, []string{b.ID, c.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{ac[1].ID, ac[3].ID, bc[1].ID, cc[0].ID}; !slices.Equal(ids(got), want) {
+		t.Fatalf("ExpansionChunks = %v, want %v (a1, a3, b's chunk on axis 5, c's first chunk: its vectors are another embedder's)", ids(got), want)
+	}
+	if got[2].Embedding == nil || got[2].Fenced == "" || got[2].Title == "" {
+		t.Fatalf("chunk view lacks fields: %+v", got[2])
+	}
+	got, err = s.ExpansionChunks(ctx(), []float32{1, 2}, emb, nil, nil, []string{b.ID})
+	if err != nil || !slices.Equal(ids(got), []string{bc[0].ID}) {
+		t.Fatalf("query of another length: %v, %v; want b's first chunk", ids(got), err)
+	}
+	if _, err := s.ExpansionChunks(ctx(), storetest.Axis(0), emb, []string{a.ID}, nil, nil); ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Fatalf("unpaired documents and ordinals: %v, want EINVALID", err)
+	}
+}

@@ -1,0 +1,75 @@
+package retrieval_test
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/store/postgres"
+	"github.com/ingestd/ingestd/store/postgres/pgtest"
+)
+
+// plainStore hides the Postgres store's ExpansionChunks: retrieval reads
+// every chunk of the documents around an answer and picks them itself.
+type plainStore struct{ ingestd.Store }
+
+// TestExpansionChunksAnswerAsDocumentChunks: over the same Postgres
+// store, retrieval answers every query alike whether the store picks the
+// expansion's chunks (ExpansionChunks) or retrieval does from every chunk
+// of the documents (DocumentChunks): same three blocks, same scores, same
+// verdict — with and without exclude_untrusted and narrowing.
+func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
+	srv := pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL))
+	s := pgtest.MustOpen(t, srv, &postgres.Options{Dims: corpus.Dims})
+	e := embedder.NewLexical(corpus.Dims)
+	syn := corpus.NewSynthetic(3000, 11)
+	corpus.MustPut(t, s, e, append(corpus.Acceptance(), syn.Docs...)...)
+
+	fast, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := retrieval.New(retrieval.Options{Store: plainStore{s}, Embedder: e, Installations: corpus.Installations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := append([]string{"refund form", "vacation policy", "database migration rollback"}, syn.Queries[:80]...)
+	var expanded, siblings int
+	for i, q := range queries {
+		r := retrieval.Request{Query: q, TopK: 8, RequestID: "same"}
+		switch i % 3 {
+		case 1:
+			r.ExcludeUntrusted = true
+		case 2:
+			r.Installations = []string{"handbook", "repo", "support"}
+		}
+		want, err := plain.Retrieve(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fast.Retrieve(t.Context(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("query %q (%d): answers differ\nExpansionChunks: %+v\nDocumentChunks:  %+v", q, i, got.Expanded, want.Expanded)
+		}
+		if len(got.Expanded) > 0 {
+			expanded++
+		}
+		for _, c := range got.Expanded {
+			if c.Via == retrieval.ViaSibling {
+				siblings++
+			}
+		}
+	}
+	// The comparison means something only if answers expand, by every
+	// relation.
+	if expanded < len(queries)/2 || siblings == 0 {
+		t.Fatalf("%d of %d answers expanded, %d sibling chunks: the corpus does not exercise expansion", expanded, len(queries), siblings)
+	}
+}
