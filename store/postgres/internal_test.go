@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +57,6 @@ func TestSessionSettings(t *testing.T) {
 	for _, tc := range []struct{ setting, want string }{
 		{"hnsw.ef_search", "77"},
 		{"hnsw.iterative_scan", "relaxed_order"},
-		{"plan_cache_mode", "force_custom_plan"},
 		{"statement_timeout", "300ms"},
 	} {
 		var got string
@@ -169,5 +169,46 @@ func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
 	}
 	if have, _, _ := s.VectorIndex(ctx); have != (HNSW{M: 12, EfConstruction: 48}) {
 		t.Fatalf("index after the rebuild: %v", have)
+	}
+}
+
+// TestSearchesAreNeverPrepared: searches run as unnamed statements, so
+// Postgres plans each with its values and never falls back to a generic
+// plan (which cannot see the query's words or the filter). Another
+// statement, run as often, is prepared: the check can tell them apart.
+func TestSearchesAreNeverPrepared(t *testing.T) {
+	s := mustOpen(t, &Options{Dims: 4, MaxConns: 1}) // one connection: its prepared statements are all of them
+	ctx := context.Background()
+	d := &ingestd.Document{Installation: "p", ExternalID: "a.md", SourceKind: "files", ContentHash: "a", Status: ingestd.StatusActive}
+	d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+	if _, err := s.PutDocument(ctx, d, []ingestd.Chunk{{ID: ingestd.ChunkID(d.ID, "deploy runbook", 0), DocumentID: d.ID,
+		Text: "deploy runbook", Fenced: "deploy runbook", Embedding: []float32{1, 0, 0, 0}, EmbedderID: "t/4"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		if _, err := s.SearchText(ctx, "deploy runbook", ingestd.Filter{}, 5); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}, 5); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Tiers(ctx, []string{d.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, _ := s.pool.Query(ctx, "SELECT statement FROM pg_prepared_statements")
+	prepared, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tiers bool
+	for _, p := range prepared {
+		if strings.Contains(p, "ts_rank") || strings.Contains(p, "<=>") {
+			t.Errorf("a search is a prepared statement: %.80s…", p)
+		}
+		tiers = tiers || strings.Contains(p, "tier")
+	}
+	if !tiers {
+		t.Fatalf("the Tiers lookup is not among the prepared statements %q: the check cannot see what is prepared", prepared)
 	}
 }

@@ -138,13 +138,6 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	// picks them up when it loads.
 	cfg.ConnConfig.RuntimeParams["hnsw.ef_search"] = strconv.Itoa(ef)
 	cfg.ConnConfig.RuntimeParams["hnsw.iterative_scan"] = "relaxed_order"
-	// pgx prepares every statement; after five runs Postgres may switch a
-	// prepared statement to a generic plan, which cannot see the query's
-	// words or the filter's values. The full-text passes then scan every
-	// chunk (measured: 210 ms against 16 ms for a custom plan at 70k
-	// chunks) and a search for the few rejected chunks walks the whole
-	// HNSW graph. Planning each call costs well under a millisecond here.
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 
 	// Migrate on a connection of its own first: the pool's connections
 	// register the vector type, which needs the extension to exist.
