@@ -56,9 +56,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	got, err := pg.RebuildVectorIndex(ctx, postgres.RebuildOptions{
 		MaintenanceWorkMem: *mem,
 		Progress: func(p postgres.RebuildProgress) {
-			if p.Total > 0 {
-				fmt.Fprintf(e.stderr, "rebuild: %s %d/%d (%.0f%%) after %v\n", p.Phase, p.Done, p.Total, 100*float64(p.Done)/float64(p.Total), p.Elapsed.Round(time.Second))
-			} else {
+			switch {
+			case p.BlocksTotal > 0:
+				fmt.Fprintf(e.stderr, "rebuild: %s: %.0f%% of the table read (%d of %d blocks, %d tuples) after %v\n",
+					p.Phase, 100*float64(p.BlocksDone)/float64(p.BlocksTotal), p.BlocksDone, p.BlocksTotal, p.TuplesDone, p.Elapsed.Round(time.Second))
+			case p.TuplesTotal > 0:
+				fmt.Fprintf(e.stderr, "rebuild: %s: %d of %d tuples after %v\n", p.Phase, p.TuplesDone, p.TuplesTotal, p.Elapsed.Round(time.Second))
+			default:
 				fmt.Fprintf(e.stderr, "rebuild: %s after %v\n", p.Phase, p.Elapsed.Round(time.Second))
 			}
 		},

@@ -128,11 +128,13 @@ func (s *Store) VectorIndex(ctx context.Context) (have, want HNSW, err error) {
 }
 
 // RebuildProgress is a report of a running rebuild, from Postgres's
-// pg_stat_progress_create_index.
+// pg_stat_progress_create_index. pgvector reports the table blocks read
+// while it loads vectors into the graph; totals are 0 when unknown.
 type RebuildProgress struct {
-	Phase       string
-	Done, Total int64 // tuples (or blocks) of the phase; Total 0 when unknown
-	Elapsed     time.Duration
+	Phase                   string
+	TuplesDone, TuplesTotal int64
+	BlocksDone, BlocksTotal int64
+	Elapsed                 time.Duration
 }
 
 // RebuildOptions tune RebuildVectorIndex.
@@ -248,15 +250,10 @@ func (s *Store) reportRebuild(ctx context.Context, pid uint32, o RebuildOptions,
 		case <-t.C:
 		}
 		p := RebuildProgress{Elapsed: time.Since(start)}
-		var tDone, tTotal, bDone, bTotal int64
 		err := s.pool.QueryRow(ctx, `SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total
-			FROM pg_stat_progress_create_index WHERE pid = $1`, int32(pid)).Scan(&p.Phase, &tDone, &tTotal, &bDone, &bTotal)
+			FROM pg_stat_progress_create_index WHERE pid = $1`, int32(pid)).Scan(&p.Phase, &p.TuplesDone, &p.TuplesTotal, &p.BlocksDone, &p.BlocksTotal)
 		if err != nil {
 			continue // between phases, or the server is busy: report next time
-		}
-		p.Done, p.Total = tDone, tTotal
-		if tTotal == 0 && bTotal > 0 {
-			p.Done, p.Total = bDone, bTotal
 		}
 		o.Progress(p)
 	}
