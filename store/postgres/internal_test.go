@@ -212,3 +212,41 @@ func TestSearchesAreNeverPrepared(t *testing.T) {
 		t.Fatalf("the Tiers lookup is not among the prepared statements %q: the check cannot see what is prepared", prepared)
 	}
 }
+
+// TestChunkRowsStayWhole: a chunk row of about 3.5 KB (a 384-d vector, its
+// text, fenced text and tsvector) stays in the table, so reading its
+// vector costs no TOAST fetch. Under Postgres's default target the vector
+// would move to the TOAST table.
+func TestChunkRowsStayWhole(t *testing.T) {
+	s := mustOpen(t, &Options{Dims: 384})
+	ctx := context.Background()
+	var words []string
+	for i := range 60 {
+		words = append(words, fmt.Sprintf("w%dx%d", i, i*7919%1000))
+	}
+	text := strings.Join(words, " ")
+	v := make([]float32, 384)
+	for i := range v {
+		v[i] = float32(i%17) / 17
+	}
+	for i := range 20 {
+		d := &ingestd.Document{Installation: "w", ExternalID: fmt.Sprintf("%d.md", i), SourceKind: "files", ContentHash: "h", Status: ingestd.StatusActive}
+		d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+		body := fmt.Sprint(i) + " " + text
+		if _, err := s.PutDocument(ctx, d, []ingestd.Chunk{{ID: ingestd.ChunkID(d.ID, body, 0), DocumentID: d.ID,
+			Text: body, Fenced: "<<" + body + ">>", Embedding: v, EmbedderID: "t/384"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var row, toast int64
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT max(pg_column_size(c.*)) FROM chunks c),
+		pg_relation_size(reltoastrelid) FROM pg_class WHERE oid = 'chunks'::regclass`).Scan(&row, &toast); err != nil {
+		t.Fatal(err)
+	}
+	if row < 2500 {
+		t.Fatalf("rows of %d bytes: too small to show anything", row)
+	}
+	if toast != 0 {
+		t.Fatalf("rows of %d bytes: %d bytes went to the TOAST table", row, toast)
+	}
+}
