@@ -6,6 +6,7 @@ package connectortest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -258,22 +259,14 @@ func (p *Pass) Deletes() []string {
 func (p *Pass) Fails() map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]error, len(p.fails))
-	for id, err := range p.fails {
-		out[id] = err
-	}
-	return out
+	return maps.Clone(p.fails)
 }
 
 // Cursors returns the cursors set, over all passes.
 func (p *Pass) Cursors() map[string]string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[string]string, len(p.cursors))
-	for k, v := range p.cursors {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(p.cursors)
 }
 
 // Totals returns the argument of every Total call in this pass, in order.

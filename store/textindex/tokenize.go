@@ -126,68 +126,34 @@ func (p *porter) isVowel(z int) bool {
 	return p.isConsonant(z + 1)
 }
 
-func (p *porter) mGt0(z int) bool {
+// measure is Porter's m of the (reversed) stem from z: how many
+// consonant-vowel runs it has, counted up to 2, which is all the rules ask.
+func (p *porter) measure(z int) int {
 	for p.isVowel(z) {
 		z++
 	}
-	if p.b[z] == 0 {
-		return false
+	m := 0
+	for m < 2 {
+		if p.b[z] == 0 {
+			return m
+		}
+		for p.isConsonant(z) {
+			z++
+		}
+		if p.b[z] == 0 {
+			return m
+		}
+		m++
+		for p.isVowel(z) {
+			z++
+		}
 	}
-	for p.isConsonant(z) {
-		z++
-	}
-	return p.b[z] != 0
+	return m
 }
 
-func (p *porter) mEq1(z int) bool {
-	for p.isVowel(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return false
-	}
-	for p.isConsonant(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return false
-	}
-	for p.isVowel(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return true
-	}
-	for p.isConsonant(z) {
-		z++
-	}
-	return p.b[z] == 0
-}
-
-func (p *porter) mGt1(z int) bool {
-	for p.isVowel(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return false
-	}
-	for p.isConsonant(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return false
-	}
-	for p.isVowel(z) {
-		z++
-	}
-	if p.b[z] == 0 {
-		return false
-	}
-	for p.isConsonant(z) {
-		z++
-	}
-	return p.b[z] != 0
-}
+func (p *porter) mGt0(z int) bool { return p.measure(z) > 0 }
+func (p *porter) mEq1(z int) bool { return p.measure(z) == 1 }
+func (p *porter) mGt1(z int) bool { return p.measure(z) > 1 }
 
 func (p *porter) hasVowel(z int) bool {
 	for p.isConsonant(z) {
