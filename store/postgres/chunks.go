@@ -76,18 +76,24 @@ func (s *Store) DocumentChunks(ctx context.Context, docIDs []string) ([]ingestd.
 	if len(docIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+chunkViewColumns+
+	// A document named twice is served once.
+	return s.chunkViewsOnce(ctx, "read document chunks", "SELECT "+chunkViewColumns+
 		` FROM unnest($1::text[]) WITH ORDINALITY AS want (id, n)
 		JOIN chunks c ON c.document_id = want.id JOIN documents d ON d.id = c.document_id
 		ORDER BY want.n, c.ordinal, c.seq`, docIDs)
+}
+
+// chunkViewsOnce runs a query of chunkViewColumns and returns its chunks in
+// row order, each once.
+func (s *Store) chunkViewsOnce(ctx context.Context, what, sql string, args ...any) ([]ingestd.ChunkView, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, classify("read document chunks", err)
+		return nil, classify(what, err)
 	}
 	out, err := pgx.CollectRows(rows, scanChunkView)
 	if err != nil {
-		return nil, classify("read document chunks", err)
+		return nil, classify(what, err)
 	}
-	// A document named twice is served once.
 	seen := make(map[string]bool, len(out))
 	kept := out[:0]
 	for _, v := range out {
@@ -123,7 +129,7 @@ func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID
 	for i, o := range ordinals {
 		ords[i] = int32(o)
 	}
-	rows, err := s.pool.Query(ctx, `WITH adjacent AS (
+	return s.chunkViewsOnce(ctx, "read expansion chunks", `WITH adjacent AS (
 			SELECT c.id, 0 AS part, a.n, c.ordinal
 			FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS a (doc, ord, n)
 			JOIN chunks c ON c.document_id = a.doc AND c.ordinal = a.ord),
@@ -139,22 +145,6 @@ func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID
 		SELECT `+chunkViewColumns+`
 		FROM picked p JOIN chunks c ON c.id = p.id JOIN documents d ON d.id = c.document_id
 		ORDER BY p.part, p.n, p.ordinal`, docs, ords, neighbours, q, embedderID)
-	if err != nil {
-		return nil, classify("read expansion chunks", err)
-	}
-	out, err := pgx.CollectRows(rows, scanChunkView)
-	if err != nil {
-		return nil, classify("read expansion chunks", err)
-	}
-	seen := make(map[string]bool, len(out))
-	kept := out[:0]
-	for _, v := range out {
-		if !seen[v.ID] {
-			seen[v.ID] = true
-			kept = append(kept, v)
-		}
-	}
-	return kept, nil
 }
 
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose
