@@ -238,13 +238,9 @@ func benchStore(b *testing.B, o *postgres.Options) (*postgres.Store, string) {
 
 // benchHNSW is the graph the flags ask for, with the store's defaults.
 func benchHNSW() postgres.HNSW {
-	g := postgres.DefaultHNSW
-	if *benchM != 0 {
-		g.M = *benchM
-		g.EfConstruction = max(g.EfConstruction, 2*g.M)
-	}
-	if *benchEfc != 0 {
-		g.EfConstruction = *benchEfc
+	g, err := (&postgres.Options{HNSWM: *benchM, HNSWEfConstruction: *benchEfc}).Graph()
+	if err != nil {
+		panic(err) // a flag pgvector refuses
 	}
 	return g
 }

@@ -104,7 +104,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "postgres store: parse url: %v", redactErr(err))
 	}
 	s := &Store{dims: o.Dims, textCandidates: o.TextCandidates, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig)}
-	if s.hnsw, err = hnswOf(o); err != nil {
+	if s.hnsw, err = o.Graph(); err != nil {
 		return nil, err
 	}
 	if s.textCandidates <= 0 {

@@ -38,8 +38,10 @@ func (h HNSW) with() string {
 	return fmt.Sprintf("WITH (m = %d, ef_construction = %d)", h.M, h.EfConstruction)
 }
 
-// hnswOf is o's graph with defaults, checked against pgvector's limits.
-func hnswOf(o *Options) (HNSW, error) {
+// Graph is the vector index graph o asks for: HNSWM and HNSWEfConstruction
+// with DefaultHNSW's values where they are zero (ef_construction raised to
+// 2 * m when only m is set), checked against pgvector's limits (EINVALID).
+func (o *Options) Graph() (HNSW, error) {
 	h := HNSW{M: o.HNSWM, EfConstruction: o.HNSWEfConstruction}
 	if h.M == 0 {
 		h.M = DefaultHNSW.M
