@@ -704,10 +704,10 @@ func (a *answer) expand(ctx context.Context) error {
 	return nil
 }
 
-// expansionReader is a store that picks expansion's chunks itself (the
+// expansionReader is a store that narrows expansion's chunks itself (the
 // Postgres store): the chunks next to primary chunks and each neighbour's
-// chunk most similar to the query, instead of every chunk of those
-// documents. See postgres.Store.ExpansionChunks for the contract.
+// few chunks most similar to the query, instead of every chunk of those
+// documents; expand still picks among them. See postgres.Store.ExpansionChunks for the contract.
 type expansionReader interface {
 	ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error)
 }

@@ -108,12 +108,18 @@ func (s *Store) chunkViewsOnce(ctx context.Context, what, sql string, args ...an
 // ExpansionChunks returns, in one query, what retrieval's expansion reads
 // of the documents around an answer: the chunk at ordinal ordinals[i] of
 // document docs[i] for each i (those that exist), then, for each document
-// of neighbours in order, its chunk whose vector is most similar to query
-// (largest inner product; vectors of another embedder than embedderID
-// count as 0; the lowest ordinal among equals). It returns what
-// DocumentChunks of the same documents would let retrieval pick, without
-// carrying every chunk of every neighbour over the wire. A query of
+// of neighbours in order, its expansionCandidates chunks whose vectors are
+// most similar to query (largest inner product; vectors of another embedder
+// than embedderID count as 0; the lowest ordinal among equals), in ordinal
+// order. Retrieval picks the best of those with its own arithmetic: two
+// candidates, not one, so that a near tie rounded differently here than in
+// Go still leaves it the chunk DocumentChunks would have let it pick,
+// without carrying every chunk of every neighbour over the wire. A query of
 // another length than the store's vectors compares nothing.
+// expansionCandidates is how many chunks of each neighbour ExpansionChunks
+// returns.
+const expansionCandidates = 2
+
 func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error) {
 	if len(docs) != len(ordinals) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "expansion chunks: %d documents for %d ordinals", len(docs), len(ordinals))
@@ -134,17 +140,18 @@ func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID
 			FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS a (doc, ord, n)
 			JOIN chunks c ON c.document_id = a.doc AND c.ordinal = a.ord),
 		best AS (
-			SELECT DISTINCT ON (w.n) c.id, 1 AS part, w.n, c.ordinal
-			FROM unnest($3::text[]) WITH ORDINALITY AS w (doc, n)
-			JOIN chunks c ON c.document_id = w.doc
-			ORDER BY w.n,
-				CASE WHEN $4::vector IS NOT NULL AND c.embedding IS NOT NULL AND (c.embedder_id = '' OR c.embedder_id = $5)
-					THEN -(c.embedding <#> $4::vector) ELSE 0 END DESC,
-				c.ordinal, c.seq),
+			SELECT id, 1 AS part, n, ordinal FROM (
+				SELECT c.id, w.n, c.ordinal, row_number() OVER (PARTITION BY w.n ORDER BY
+					CASE WHEN $4::vector IS NOT NULL AND c.embedding IS NOT NULL AND (c.embedder_id = '' OR c.embedder_id = $5)
+						THEN -(c.embedding <#> $4::vector) ELSE 0 END DESC,
+					c.ordinal, c.seq) AS rank
+				FROM unnest($3::text[]) WITH ORDINALITY AS w (doc, n)
+				JOIN chunks c ON c.document_id = w.doc) AS ranked
+			WHERE rank <= $6),
 		picked AS (SELECT * FROM adjacent UNION ALL SELECT * FROM best)
 		SELECT `+chunkViewColumns+`
 		FROM picked p JOIN chunks c ON c.id = p.id JOIN documents d ON d.id = c.document_id
-		ORDER BY p.part, p.n, p.ordinal`, docs, ords, neighbours, q, embedderID)
+		ORDER BY p.part, p.n, p.ordinal`, docs, ords, neighbours, q, embedderID, expansionCandidates)
 }
 
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose

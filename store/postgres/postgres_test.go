@@ -394,9 +394,10 @@ func TestSearchTextCandidates(t *testing.T) {
 }
 
 // TestExpansionChunks: the chunks at the asked ordinals (missing ones
-// skipped), then each neighbour's chunk most similar to the query — the
-// lowest ordinal when none compares (another embedder, a query of another
-// length) — and EINVALID for unpaired documents and ordinals.
+// skipped), then each neighbour's two chunks most similar to the query in
+// ordinal order — the lowest ordinals when none compares (another
+// embedder, a query of another length) — and EINVALID for unpaired
+// documents and ordinals.
 func TestExpansionChunks(t *testing.T) {
 	s := pgtest.MustOpen(t, serverURL(t), &postgres.Options{Dims: storetest.Dims})
 	a := storetest.Doc("x", "a.md", "", "a")
@@ -426,15 +427,22 @@ func TestExpansionChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{ac[1].ID, ac[3].ID, bc[1].ID, cc[0].ID}; !slices.Equal(ids(got), want) {
-		t.Fatalf("ExpansionChunks = %v, want %v (a1, a3, b's chunk on axis 5, c's first chunk: its vectors are another embedder's)", ids(got), want)
+	// b: its chunk on axis 5, then the lowest ordinal of the two that
+	// score 0, in ordinal order; c: its first two, as its vectors are
+	// another embedder's and all score 0.
+	if want := []string{ac[1].ID, ac[3].ID, bc[0].ID, bc[1].ID, cc[0].ID, cc[1].ID}; !slices.Equal(ids(got), want) {
+		t.Fatalf("ExpansionChunks = %v, want %v (a1, a3, b0 and b1, c0 and c1)", ids(got), want)
 	}
-	if got[2].Embedding == nil || got[2].Fenced == "" || got[2].Title == "" {
-		t.Fatalf("chunk view lacks fields: %+v", got[2])
+	if got[3].Embedding == nil || got[3].Fenced == "" || got[3].Title == "" {
+		t.Fatalf("chunk view lacks fields: %+v", got[3])
+	}
+	got, err = s.ExpansionChunks(ctx(), storetest.Axis(6), emb, nil, nil, []string{b.ID})
+	if err != nil || !slices.Equal(ids(got), []string{bc[0].ID, bc[2].ID}) {
+		t.Fatalf("query along axis 6: %v, %v; want b0 (a 0 score, lowest ordinal) and b2 (on axis 6)", ids(got), err)
 	}
 	got, err = s.ExpansionChunks(ctx(), []float32{1, 2}, emb, nil, nil, []string{b.ID})
-	if err != nil || !slices.Equal(ids(got), []string{bc[0].ID}) {
-		t.Fatalf("query of another length: %v, %v; want b's first chunk", ids(got), err)
+	if err != nil || !slices.Equal(ids(got), []string{bc[0].ID, bc[1].ID}) {
+		t.Fatalf("query of another length: %v, %v; want b's first two chunks", ids(got), err)
 	}
 	if _, err := s.ExpansionChunks(ctx(), storetest.Axis(0), emb, []string{a.ID}, nil, nil); ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Fatalf("unpaired documents and ordinals: %v, want EINVALID", err)
