@@ -1,4 +1,4 @@
-# NATS server for the multi-process JetStream tests (nats/multiproc_test.go):
+# NATS server for the multi-process JetStream tests (jobs/multiproc_test.go):
 # the tests start their own server on a free loopback port.
 ci_apt_install nats-server
 if command -v systemctl >/dev/null 2>&1; then

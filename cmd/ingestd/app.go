@@ -18,7 +18,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/files"
 	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/connectors/imap"
-	web "github.com/ingestd/ingestd/connectors/url"
+	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/pipeline"

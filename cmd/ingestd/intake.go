@@ -8,7 +8,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/webhook"
-	natsq "github.com/ingestd/ingestd/nats"
+	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
 
@@ -16,7 +16,7 @@ import (
 // nil when none is configured. A delivery is answered 202 only once its
 // jobs are acknowledged by JetStream (durably queued); the delivery id is
 // the message id, so a sender's retry is dropped as a duplicate.
-func (a *app) webhooks(q *natsq.Queue) (http.Handler, error) {
+func (a *app) webhooks(q *jobs.Queue) (http.Handler, error) {
 	eps := map[string]webhook.Endpoint{}
 	for id, src := range a.sources {
 		if ep, ok := webhook.EndpointOf(src); ok {

@@ -13,15 +13,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ingestd/ingestd"
-	natsq "github.com/ingestd/ingestd/nats"
+	"github.com/ingestd/ingestd/jobs"
 )
 
 // jobQueue is the JetStream job transport of one process: its connection,
 // the queue on it and, without nats.url, the embedded server.
 type jobQueue struct {
-	*natsq.Queue
+	*jobs.Queue
 	nc  *nats.Conn
-	emb *natsq.Embedded
+	emb *jobs.Embedded
 }
 
 // openQueue connects to the NATS that nats.url names, or (embedded true and
@@ -32,7 +32,7 @@ type jobQueue struct {
 func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, error) {
 	c := a.cfg.NATS
 	for _, id := range a.order {
-		if err := natsq.CheckToken("installation id", id); err != nil {
+		if err := jobs.CheckToken("installation id", id); err != nil {
 			return nil, &configError{path: a.cfg.path, msg: err.Error()}
 		}
 	}
@@ -40,7 +40,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, 
 	var err error
 	switch {
 	case c.URL == "" && embedded:
-		jq.emb, err = natsq.StartEmbedded(natsq.EmbeddedOptions{
+		jq.emb, err = jobs.StartEmbedded(jobs.EmbeddedOptions{
 			StoreDir:   filepath.Join(a.cfg.Path(a.cfg.DataDir), "nats"),
 			Listen:     c.Listen,
 			MaxPayload: max(c.MaxMsgSize+64<<10, 8<<20),
@@ -61,7 +61,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, 
 		if url == "" {
 			url = "nats://" + c.Listen
 		}
-		co := natsq.ConnectOptions{Name: "ingestd"}
+		co := jobs.ConnectOptions{Name: "ingestd"}
 		for _, s := range []struct {
 			key, env string
 			dst      *string
@@ -81,11 +81,11 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, 
 		if c.TLSCert != "" {
 			co.TLSCert, co.TLSKey = a.cfg.Path(c.TLSCert), a.cfg.Path(c.TLSKey)
 		}
-		if jq.nc, err = natsq.Connect(url, co); err != nil {
+		if jq.nc, err = jobs.Connect(url, co); err != nil {
 			return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "%v", err)
 		}
 	}
-	jq.Queue, err = natsq.Open(ctx, jq.nc, &natsq.Options{
+	jq.Queue, err = jobs.Open(ctx, jq.nc, &jobs.Options{
 		Replicas:   c.Replicas,
 		MaxDeliver: c.MaxDeliver,
 		AckWait:    time.Duration(c.AckWait),
@@ -125,7 +125,7 @@ func (jq *jobQueue) ready() error {
 
 // queueSync publishes a sync pass of the installation now. Requests within
 // the same second are one job.
-func (a *app) queueSync(ctx context.Context, q *natsq.Queue, id string) error {
+func (a *app) queueSync(ctx context.Context, q *jobs.Queue, id string) error {
 	if _, _, err := a.Installation(id); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (a *app) queueSync(ctx context.Context, q *natsq.Queue, id string) error {
 // jobHandler runs one job in a worker. A sync job fans out: it publishes
 // one item job per new or changed document, so every worker shares the
 // pass; item and delete jobs go to the pipeline.
-func (a *app) jobHandler(q *natsq.Queue) natsq.Handler {
+func (a *app) jobHandler(q *jobs.Queue) jobs.Handler {
 	return func(ctx context.Context, job ingestd.Job) error {
 		if job.Kind != ingestd.JobSync {
 			return a.pipe.Handle(ctx, job, a)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/imap"
-	natsq "github.com/ingestd/ingestd/nats"
+	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
@@ -100,7 +100,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), natsq.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency}); err != nil {
+			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), jobs.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency}); err != nil {
 				a.log.Error("worker.stopped", "error", err.Error())
 				cancel()
 			}
@@ -228,7 +228,7 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 
 // watchIdle runs IMAP IDLE for each mailbox that asks for it: new mail
 // queues a sync pass within seconds instead of at the next interval.
-func (a *app) watchIdle(ctx context.Context, wg *sync.WaitGroup, q *natsq.Queue) {
+func (a *app) watchIdle(ctx context.Context, wg *sync.WaitGroup, q *jobs.Queue) {
 	for _, id := range a.order {
 		src, ok := a.sources[id].(*imap.Source)
 		if !ok || !src.Config().IDLE {

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 // ReadItems reads one file as the items a sync of a files installation

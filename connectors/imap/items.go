@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 // MessageExternalID is the external id of the message with the

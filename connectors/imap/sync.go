@@ -13,7 +13,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 // Sync runs one pass over the matching mailboxes, one connection, in

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/internal/corpus"
-	"github.com/ingestd/ingestd/store/textindex"
-	"github.com/ingestd/ingestd/store/vecindex"
+	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
+	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
 )
 
 const benchDims = 384
@@ -211,7 +211,7 @@ func BenchmarkSearchText(b *testing.B) {
 			tx.Add(int64(i), 0, t, "", "")
 		}
 		b.Logf("rows=%d: text index build alone (texts only) %v", n, time.Since(start))
-		// in-memory is SearchText (package store/textindex); fts4 is the
+		// in-memory is SearchText (package store/sqlite/internal/textindex); fts4 is the
 		// FTS4 path it replaced, the baseline.
 		paths := []struct {
 			name   string

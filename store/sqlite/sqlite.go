@@ -1,8 +1,8 @@
 // Package sqlite is the embedded ingestd.Store: one SQLite file in WAL mode
 // with an FTS4 full-text index (the durable one; a BM25 function written in
 // Go ranks it) and an in-memory chunk index that holds every chunk's id,
-// its document's filter fields, its vector (package store/vecindex) and its
-// terms (package store/textindex, which answers SearchText with the FTS4
+// its document's filter fields, its vector (package store/sqlite/internal/vecindex) and its
+// terms (package store/sqlite/internal/textindex, which answers SearchText with the FTS4
 // ranker's scores).
 //
 // Writes go through one connection, serialised in Go; reads use a small

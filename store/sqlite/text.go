@@ -149,7 +149,7 @@ func matchExpr(terms []string, or bool) string {
 // query is split into words (queryTerms); nothing in it is syntax. Returns
 // EINVALID for limit < 1.
 //
-// It answers from the in-memory text index (package store/textindex),
+// It answers from the in-memory text index (package store/sqlite/internal/textindex),
 // loaded with the vector index on the first search or by Warm and kept in
 // step with the file by the same catch-up. It returns the exact top limit
 // inside the filter with the scores the FTS4 ranker computes; the FTS4

@@ -12,8 +12,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/internal/corpus"
+	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
 	"github.com/ingestd/ingestd/store/storetest"
-	"github.com/ingestd/ingestd/store/textindex"
 )
 
 // The in-memory tokenizer is a port of SQLite's porter tokenizer: on

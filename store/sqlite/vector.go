@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/store/textindex"
-	"github.com/ingestd/ingestd/store/vecindex"
+	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
+	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
 )
 
 // SearchVector ranks chunks by cosine similarity to v, best first. Only
@@ -55,7 +55,7 @@ type embIndex struct {
 
 // vectors is the in-memory chunk index: every chunk (id and document slot),
 // the filter fields of every document as small ints, one vector index per
-// embedder and the full-text index (package store/textindex) that
+// embedder and the full-text index (package store/sqlite/internal/textindex) that
 // SearchText answers from. Both indexes follow the database through the
 // same catch-up.
 type vectors struct {

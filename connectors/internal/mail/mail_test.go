@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 // corpus is the shared collection of real-world messages.
-const corpus = "../../../shared/testdata/eml"
+const corpus = "testdata/eml"
 
-// MustCorpus returns the paths of the shared .eml files, skipping the test
-// when the shared testdata is not checked out beside the repo.
+// MustCorpus returns the paths of the .eml corpus (testdata/NOTICE.md
+// names each file's source and licence).
 func MustCorpus(tb testing.TB) []string {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(corpus, "*.eml"))
@@ -23,7 +23,7 @@ func MustCorpus(tb testing.TB) []string {
 		tb.Fatal(err)
 	}
 	if len(files) == 0 {
-		tb.Skipf("no .eml files in %s (shared testdata not present)", corpus)
+		tb.Fatalf("no .eml files in %s", corpus)
 	}
 	return files
 }

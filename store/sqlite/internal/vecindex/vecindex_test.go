@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd/store/internal/corpus"
-	"github.com/ingestd/ingestd/store/vecindex"
+	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
 )
 
 func keys(rs []vecindex.Result) []int64 {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 // BenchmarkParse parses every message of the shared corpus once per op.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestd/ingestd/connectors/mail"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
 func TestHTMLToText(t *testing.T) {

@@ -1,8 +1,8 @@
 // Package web is the url connector: it fetches web pages an installation
 // names (a list of URLs, a sitemap, a same-site crawl) and emits their
 // readable text as items, with the page's links to other pages of the
-// installation as graph links. Its directory is connectors/url; the
-// package is named web so that it does not shadow net/url.
+// installation as graph links. The connector kind is "url"; the package
+// is named web so that it does not shadow net/url.
 //
 // The fetcher is an attack surface of its own (server-side request
 // forgery), so every request goes through a Guard: http and https only,

@@ -1,4 +1,4 @@
-package natsq
+package jobs
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package natsq carries ingest jobs on NATS JetStream: the subjects, the
+// Package jobs carries ingest jobs on NATS JetStream: the subjects, the
 // streams and the shared durable consumer, the embedded server, the
 // publisher (with Nats-Msg-Id dedupe), the worker loop (in-progress acks,
 // nak with backoff, dead letters), the leaderless scheduler and the
@@ -17,7 +17,7 @@
 // Installation ids and job kinds become subject tokens and KV keys, so they
 // must match [A-Za-z0-9_-]{1,128} (see CheckToken): a dot, a wildcard or a
 // space would change the subject's meaning.
-package natsq
+package jobs
 
 import (
 	"context"
