@@ -17,8 +17,8 @@ import (
 	"unicode/utf8"
 )
 
-// sharedTestdata is the project's shared test material, relative to e2e/.
-const sharedTestdata = "../../shared/testdata"
+// sharedTestdata holds real attack texts and payloads (see testdata/NOTICE.md).
+const sharedTestdata = "testdata"
 
 // hostile is one attack document: a name for reports, where it came from
 // (a row of the table in docs/SECURITY.md), a subject line and a body.
@@ -69,7 +69,7 @@ func MustHostileCorpus(tb testing.TB) []hostile {
 		}
 	}
 	if len(out) < 150 {
-		tb.Fatalf("hostile corpus has %d documents; the shared testdata is incomplete", len(out))
+		tb.Fatalf("hostile corpus has %d documents; testdata is incomplete", len(out))
 	}
 	return out
 }

@@ -320,7 +320,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// attackString is one line of ../shared/testdata/injections/attack_strings.jsonl.
+// attackString is one line of testdata/injections/attack_strings.jsonl.
 type attackString struct {
 	Source   string `json:"source"`
 	ID       string `json:"id"`
@@ -328,15 +328,11 @@ type attackString struct {
 	Category string `json:"category"`
 }
 
-// MustAttackTexts returns the texts of the shared injection corpus: the
-// attack strings and the BIPIA email contexts. It skips the test when the
-// shared directory is absent.
+// MustAttackTexts returns the texts of the injection corpus: the attack
+// strings and the BIPIA email contexts (testdata/NOTICE.md).
 func MustAttackTexts(tb testing.TB) []string {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "shared", "testdata", "injections")
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		tb.Skip("../shared/testdata/injections is not beside the repo")
-	}
+	dir := filepath.Join("testdata", "injections")
 	var out []string
 	readLines := func(path string, fn func([]byte) error) {
 		f, err := os.Open(path)
@@ -483,11 +479,9 @@ func FuzzFence(f *testing.F) {
 		in, o := mustEscapeCase(f, name)
 		f.Add(in, o.Installation, o.Title)
 	}
-	if _, err := os.Stat(filepath.Join("..", "..", "shared", "testdata", "injections")); err == nil {
-		for i, text := range MustAttackTexts(f) {
-			if i%4 == 0 {
-				f.Add(text, "support", "")
-			}
+	for i, text := range MustAttackTexts(f) {
+		if i%4 == 0 {
+			f.Add(text, "support", "")
 		}
 	}
 	fencer := &Fencer{}

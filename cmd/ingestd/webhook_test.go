@@ -18,9 +18,9 @@ func TestWebhookToRetrieval(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; -short skips it")
 	}
-	payload, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "testdata", "github-webhooks", "issues.opened.json"))
+	payload, err := os.ReadFile(filepath.Join("testdata", "github-webhooks", "issues.opened.json"))
 	if err != nil {
-		t.Skipf("shared testdata not beside the repo: %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "ingestd.yaml")

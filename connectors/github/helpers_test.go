@@ -17,8 +17,8 @@ import (
 	"github.com/ingestd/ingestd/connectors/connectortest"
 )
 
-// apiDir holds the recorded GitHub API responses shared by the project.
-const apiDir = "../../../shared/testdata/github-api"
+// apiDir holds recorded GitHub API responses (see testdata/NOTICE.md).
+const apiDir = "testdata/github-api"
 
 // recording is one github3py cassette interaction.
 type recording struct {

@@ -11,11 +11,10 @@ import (
 	imapconn "github.com/ingestd/ingestd/connectors/imap"
 )
 
-// corpus is the shared set of real-world messages.
-const corpus = "../../../shared/testdata/eml"
+// corpus is a set of real-world messages (testdata/NOTICE.md).
+const corpus = "testdata/eml"
 
-// MustCorpus returns the corpus's .eml files, sorted, and skips the test
-// when the shared test data is not checked out beside the repository.
+// MustCorpus returns the corpus's .eml files, sorted.
 func MustCorpus(tb testing.TB) []string {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(corpus, "*.eml"))
@@ -23,7 +22,7 @@ func MustCorpus(tb testing.TB) []string {
 		tb.Fatal(err)
 	}
 	if len(files) == 0 {
-		tb.Skipf("no shared eml corpus at %s", corpus)
+		tb.Fatalf("no eml corpus at %s", corpus)
 	}
 	return files
 }

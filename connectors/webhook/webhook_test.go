@@ -28,8 +28,8 @@ import (
 	"github.com/ingestd/ingestd/connectors/webhook"
 )
 
-// hooksDir holds real GitHub webhook payloads shared by the project.
-const hooksDir = "../../../shared/testdata/github-webhooks"
+// hooksDir holds real GitHub webhook payloads (see testdata/NOTICE.md).
+const hooksDir = "testdata/github-webhooks"
 
 const ghSecret = "s3cr3t for the hook"
 

@@ -20,7 +20,7 @@ func mustOpen(t *testing.T, o *Options) *Store {
 	t.Helper()
 	srv := os.Getenv("INGESTD_TEST_POSTGRES_URL")
 	if srv == "" {
-		t.Skip("no PostgreSQL server: set INGESTD_TEST_POSTGRES_URL (../shared/tools/pgvector-up prints one)")
+		t.Skip("no PostgreSQL server: set INGESTD_TEST_POSTGRES_URL to a PostgreSQL ≥ 15 with pgvector ≥ 0.8, e.g. the compose.yaml postgres service")
 	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, srv)

@@ -15,8 +15,9 @@ import (
 	"github.com/ingestd/ingestd/store/storetest"
 )
 
-// envPgvectorUp names the pgvector-up script, which the restart test calls
-// to stop and start the server.
+// envPgvectorUp names a script the restart test calls with "stop" and then
+// "start" to restart the server under test (CI sets it to the script that
+// started the server).
 const envPgvectorUp = "INGESTD_TEST_PGVECTOR_UP"
 
 // TestRestart stops and starts the server while a worker writes documents,
@@ -31,7 +32,7 @@ func TestRestart(t *testing.T) {
 	srv := serverURL(t)
 	script := os.Getenv(envPgvectorUp)
 	if script == "" {
-		t.Skip("no way to restart the server: set " + envPgvectorUp + " to the pgvector-up script")
+		t.Skip("no way to restart the server: set " + envPgvectorUp + " to a script that takes stop|start")
 	}
 	pgtest.Exclusive(t)
 	s := pgtest.MustOpen(t, srv, &postgres.Options{Dims: storetest.Dims, MaxConns: 4})

@@ -30,7 +30,7 @@ const EnvURL = "INGESTD_TEST_POSTGRES_URL"
 func SkipUnlessServer(tb testing.TB, serverURL string) string {
 	tb.Helper()
 	if serverURL == "" {
-		tb.Skip("no PostgreSQL server: set " + EnvURL + " (../shared/tools/pgvector-up prints one)")
+		tb.Skip("no PostgreSQL server: set " + EnvURL + " to a PostgreSQL ≥ 15 with pgvector ≥ 0.8, e.g. the compose.yaml postgres service")
 	}
 	return serverURL
 }
