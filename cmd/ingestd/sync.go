@@ -98,6 +98,7 @@ type progress struct {
 	name  string
 	bar   *progressbar.ProgressBar
 	total int
+	told  bool // the first total was printed
 	n     int
 	next  int
 }
@@ -126,7 +127,8 @@ func newProgress(w io.Writer, name string, tty bool) *progress {
 func (p *progress) Total(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	first := p.total == 0
+	first := !p.told
+	p.told = true
 	p.total = n
 	if p.bar != nil {
 		p.bar.ChangeMax(n)
