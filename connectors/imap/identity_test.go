@@ -361,6 +361,28 @@ func TestIdentity_UpgradeThenRescan(t *testing.T) {
 	}
 }
 
+// TestIdentity_ReplyLinksBounded: a Message-ID reused twenty times does
+// not make a reply to it twenty links.
+func TestIdentity_ReplyLinksBounded(t *testing.T) {
+	ts := MustServer(t)
+	for i := range 20 {
+		ts.MustAppend(t, "INBOX", day, msg("hot@x", "hot", fmt.Sprintf("body %d", i)))
+	}
+	ts.MustAppend(t, "INBOX", day, msg("reply@x", "Re: hot", "ok", "In-Reply-To: <hot@x>"))
+	p := newPass()
+	MustSync(t, MustSource(t, ts.Addr, nil), p)
+	if got := len(mails(p)); got != 21 {
+		t.Errorf("%d mails stored, want 21", got)
+	}
+	links := p.Items()["<reply@x>"].Links
+	if got, want := len(links), 16; got != want {
+		t.Errorf("%d reply links, want %d", got, want)
+	}
+	if len(links) > 0 && links[0].ToExternalID != "<hot@x>" {
+		t.Errorf("first link %+v, want the bare id", links[0])
+	}
+}
+
 // MustForgetIdentities removes what content identity records from the
 // pass's cursors, leaving the mailbox cursors and uid maps that earlier
 // versions wrote alike (for messages with one content each).
