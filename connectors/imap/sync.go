@@ -617,7 +617,7 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	if _, ok := r.putIDs[id]; ok {
 		// The same message in another mailbox, or delivered twice: one
 		// document, the first copy met in the pass.
-		p.ids[m.uid] = r.idsOf(id)
+		p.ids[m.uid] = r.putIDs[id]
 		r.pass.Skip(id, "duplicate delivery")
 		return false, nil
 	}
@@ -643,9 +643,6 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	p.ids[m.uid] = ids
 	return false, nil
 }
-
-// idsOf returns the ids Put in this pass for the message id.
-func (r *run) idsOf(id string) []string { return r.putIDs[id] }
 
 // replyTargets returns the external ids a message's reply link goes to:
 // every content stored under its In-Reply-To, bare first.
@@ -674,15 +671,10 @@ func (r *run) reachable(h holder) bool {
 // A mailbox the server refuses, or whose UIDVALIDITY changed, holds
 // nothing any more. Errors are the connection's.
 func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
-	byBox := map[string]map[uint32]bool{}
-	uv := map[string]uint32{}
+	byBox := map[string][]holder{}
 	for _, hs := range r.ids.pending {
 		for _, h := range hs {
-			if byBox[h.Mailbox] == nil {
-				byBox[h.Mailbox] = map[uint32]bool{}
-			}
-			byBox[h.Mailbox][h.UID] = true
-			uv[h.Mailbox] = h.UIDValidity
+			byBox[h.Mailbox] = append(byBox[h.Mailbox], h)
 		}
 	}
 	boxes := make([]string, 0, len(byBox))
@@ -690,11 +682,7 @@ func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
 		boxes = append(boxes, b)
 	}
 	sort.Strings(boxes)
-	type at struct {
-		mailbox string
-		uid     uint32
-	}
-	fps := map[at]string{}
+	fps := map[holder]string{}
 	for _, box := range boxes {
 		sel, err := c.examine(ctx, box)
 		if err != nil {
@@ -703,12 +691,14 @@ func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
 			}
 			return err
 		}
-		if sel.UIDValidity != uv[box] {
-			continue
-		}
 		var set imap.UIDSet
-		for u := range byBox[box] {
-			set.AddNum(imap.UID(u))
+		for _, h := range byBox[box] {
+			if h.UIDValidity == sel.UIDValidity { // an earlier generation's UIDs name nothing now
+				set.AddNum(imap.UID(h.UID))
+			}
+		}
+		if len(set) == 0 {
+			continue
 		}
 		kick, done := c.guard(ctx)
 		cmd := c.c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{{Peek: true}}})
@@ -725,7 +715,7 @@ func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
 				return done(fmt.Errorf("fetch from %q: %w", box, err))
 			}
 			if m.uid != 0 && len(m.raw) > 0 {
-				fps[at{box, m.uid}] = mail.Fingerprint(m.raw)
+				fps[holder{Mailbox: box, UIDValidity: sel.UIDValidity, UID: m.uid}] = mail.Fingerprint(m.raw)
 			}
 		}
 		if err := done(cmd.Close()); err != nil {
@@ -740,7 +730,7 @@ func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
 	for _, id := range ids {
 		var found []string
 		for _, h := range r.ids.pending[id] {
-			found = append(found, fps[at{h.Mailbox, h.UID}])
+			found = append(found, fps[h])
 		}
 		r.ids.settle(id, found)
 	}
