@@ -15,6 +15,12 @@ type Source interface {
 
 // Pass receives what one sync pass finds. Its methods are safe for
 // concurrent use.
+//
+// Every item a connector meets in a pass is reported exactly once, by one
+// of Put, Delete, Fail or Skip, so that the pass's summary adds up: what
+// was added, changed, unchanged, deleted, failed and skipped is every
+// item seen. An item met and reported by none of them is lost without a
+// trace; a connector must not do that.
 type Pass interface {
 	// Put ingests an item. Unchanged content writes and embeds nothing.
 	// An error means the pass must stop (store failure, cancelled).
@@ -24,15 +30,27 @@ type Pass interface {
 	// Fail records an item that could not be read, with the reason; the
 	// pass goes on, and the item's stored document (if any) is kept.
 	Fail(externalID string, err error)
+	// Skip records an item the connector met and left out on purpose, by
+	// a rule: a mail filtered as auto-generated, a file over the size
+	// cap, a second delivery of a message already Put in the pass, an
+	// attachment over the per-message cap. reason is a short fixed
+	// phrase naming the rule ("over max_attachments"), so a summary can
+	// count by it; details belong in the connector's log. Like Fail, it
+	// keeps the item's stored document (if any).
+	Skip(externalID, reason string)
 	// Cursor and SetCursor keep per-installation sync state (a mailbox's
 	// UIDVALIDITY and last UID, a repo's since-timestamp).
 	Cursor(ctx context.Context, key string) (string, error)
 	SetCursor(ctx context.Context, key, value string) error
-	// Total tells the progress display how many items the pass expects.
+	// Total tells the progress display how many items the pass expects
+	// to report. A connector may call it again as it learns more (a
+	// message's attachments are known once it is read); the last call
+	// is what the summary compares with the items seen, and a connector
+	// that can should make it exact by the end of the pass.
 	Total(n int)
 	// Complete says the pass listed everything the source holds: every
-	// stored document of the installation that was neither Put nor Failed
-	// in this pass is gone at the source and is tombstoned.
+	// stored document of the installation that was neither Put, Failed
+	// nor Skipped in this pass is gone at the source and is tombstoned.
 	Complete()
 }
 

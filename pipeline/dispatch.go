@@ -47,8 +47,7 @@ func (p *Pipeline) Unchanged(ctx context.Context, inst ingestd.Installation, ite
 // is, after the job was durably queued) returned.
 func (p *Pipeline) SyncDispatch(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress, publish Publish) (Summary, error) {
 	start := p.now()
-	ps := &dispatchPass{pass: &pass{p: p, inst: inst, prog: prog, seen: map[string]bool{}}, publish: publish}
-	ps.sum.Installation = inst.ID
+	ps := &dispatchPass{pass: newPass(p, inst, prog), publish: publish}
 	err := src.Sync(ctx, ps)
 	if err == nil && ps.complete {
 		err = ps.reconcile(ctx)
@@ -57,8 +56,10 @@ func (p *Pipeline) SyncDispatch(ctx context.Context, inst ingestd.Installation, 
 	defer ps.mu.Unlock()
 	ps.sum.Complete = ps.complete && err == nil
 	ps.sum.Duration = p.now().Sub(start)
-	p.log.Info("sync.dispatch", "installation", inst.ID, "queued", ps.sum.Queued, "unchanged", ps.sum.Unchanged,
-		"added", ps.sum.Added, "changed", ps.sum.Changed, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "error", errString(err))
+	p.log.Info("sync.dispatch", "installation", inst.ID, "seen", ps.sum.Seen, "queued", ps.sum.Queued, "unchanged", ps.sum.Unchanged,
+		"added", ps.sum.Added, "changed", ps.sum.Changed, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed,
+		"skipped", ps.sum.Skipped, "expected", ps.sum.Expected, "error", errString(err))
+	ps.checkSum()
 	if err != nil {
 		return ps.sum, fmt.Errorf("sync %s: %w", inst.ID, err)
 	}
@@ -74,7 +75,9 @@ type dispatchPass struct {
 var _ ingestd.Pass = (*dispatchPass)(nil)
 
 func (ps *dispatchPass) Put(ctx context.Context, item ingestd.Item) error {
+	ps.saw()
 	if err := ctx.Err(); err != nil {
+		ps.record(item.ExternalID, Failed, err)
 		return err
 	}
 	doc, prev, err := ps.p.stamp(ctx, ps.inst, item)
@@ -98,7 +101,7 @@ func (ps *dispatchPass) Put(ctx context.Context, item ingestd.Item) error {
 	it := item
 	err = ps.publish(ctx, ingestd.Job{Kind: ingestd.JobItem, Installation: ps.inst.ID, Item: &it}, msgID)
 	if ingestd.ErrorCode(err) == ingestd.ETOOLARGE {
-		return ps.pass.Put(ctx, item) // cannot travel: ingest it here
+		return ps.pass.put(ctx, item) // cannot travel: ingest it here
 	}
 	if err != nil {
 		ps.record(item.ExternalID, Failed, err)

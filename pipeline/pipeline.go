@@ -74,6 +74,8 @@ const (
 	Unchanged Outcome = "unchanged"
 	Deleted   Outcome = "deleted"
 	Failed    Outcome = "failed"
+	// Skipped is an item the connector left out by a rule (Pass.Skip).
+	Skipped Outcome = "skipped"
 )
 
 // Ingest stamps, chunks, fences, embeds and stores one item of the

@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,33 +19,103 @@ type Progress interface {
 	Step(externalID string, o Outcome, err error)
 }
 
-// Summary is what a sync pass did.
+// Summary is what a sync pass did. It adds up: every item the pass saw
+// has exactly one outcome, so
+//
+//	Added + Changed + Unchanged + Deleted + Failed + Skipped + Queued = Seen
+//
+// Check says whether it does.
 type Summary struct {
-	Installation string        `json:"installation"`
-	Added        int           `json:"added"`
-	Changed      int           `json:"changed"`
-	Unchanged    int           `json:"unchanged"`
-	Deleted      int           `json:"deleted"`
-	Failed       int           `json:"failed"`
-	Queued       int           `json:"queued,omitempty"` // item jobs published by SyncDispatch
-	Failures     []Failure     `json:"failures,omitempty"`
-	Complete     bool          `json:"complete"`
-	Duration     time.Duration `json:"duration_ns"`
+	Installation string `json:"installation"`
+	// Seen counts every item the pass dealt with: each Put, Delete, Fail
+	// and Skip the connector reported (an item Put twice counts twice),
+	// and each tombstone a complete listing's reconciliation wrote.
+	Seen      int `json:"seen"`
+	Added     int `json:"added"`
+	Changed   int `json:"changed"`
+	Unchanged int `json:"unchanged"` // includes a Delete of what was not stored, or already a tombstone
+	Deleted   int `json:"deleted"`
+	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+	Queued    int `json:"queued,omitempty"` // item jobs published by SyncDispatch
+	// Expected is the connector's last Total: what it said it would
+	// report. A connector that learns of items on the way (a message's
+	// attachments) raises it as it goes; 0 when it never said.
+	Expected int `json:"expected"`
+	// SkippedBy counts the skips by the reason the connector gave.
+	SkippedBy map[string]int `json:"skipped_by,omitempty"`
+	Failures  []Failure      `json:"failures,omitempty"`
+	// Skips lists the first MaxListedSkips skipped items with their
+	// reason; SkippedBy counts them all.
+	Skips    []Failure     `json:"skips,omitempty"`
+	Complete bool          `json:"complete"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
-// Failure is one item a pass could not ingest, with the reason.
+// MaxListedSkips bounds Summary.Skips: one message with 10,000
+// attachments over the cap must not make a summary of 10,000 lines.
+const MaxListedSkips = 100
+
+// Failure is one item a pass could not ingest, or left out, with the
+// reason.
 type Failure struct {
 	ExternalID string `json:"external_id"`
 	Reason     string `json:"reason"`
 }
 
-func (s Summary) String() string {
-	if s.Queued > 0 {
-		return fmt.Sprintf("%s: %d queued, %d unchanged, %d deleted, %d failed in %s",
-			s.Installation, s.Queued, s.Unchanged, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
+// Check returns an error naming the terms when the summary does not add
+// up: when the outcomes do not sum to Seen, or the failures or skips
+// listed by reason do not match their counts. A pass that reported every
+// item exactly once always adds up.
+func (s Summary) Check() error {
+	if sum := s.Added + s.Changed + s.Unchanged + s.Deleted + s.Failed + s.Skipped + s.Queued; sum != s.Seen {
+		return fmt.Errorf("%d added + %d changed + %d unchanged + %d deleted + %d failed + %d skipped + %d queued = %d, but %d items were seen",
+			s.Added, s.Changed, s.Unchanged, s.Deleted, s.Failed, s.Skipped, s.Queued, sum, s.Seen)
 	}
-	return fmt.Sprintf("%s: %d added, %d changed, %d unchanged, %d deleted, %d failed in %s",
-		s.Installation, s.Added, s.Changed, s.Unchanged, s.Deleted, s.Failed, s.Duration.Round(time.Millisecond))
+	if len(s.Failures) != s.Failed {
+		return fmt.Errorf("%d failures listed for %d failed", len(s.Failures), s.Failed)
+	}
+	by := 0
+	for _, n := range s.SkippedBy {
+		by += n
+	}
+	if by != s.Skipped {
+		return fmt.Errorf("%d skips counted by reason for %d skipped", by, s.Skipped)
+	}
+	return nil
+}
+
+// String is the summary a person can add up: every term, the skips by
+// reason, and what the connector expected when that differs.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d items seen = ", s.Installation, s.Seen)
+	if s.Queued > 0 {
+		fmt.Fprintf(&b, "%d queued + ", s.Queued)
+	}
+	fmt.Fprintf(&b, "%d added + %d changed + %d unchanged + %d deleted + %d failed + %d skipped",
+		s.Added, s.Changed, s.Unchanged, s.Deleted, s.Failed, s.Skipped)
+	if len(s.SkippedBy) > 0 {
+		reasons := make([]string, 0, len(s.SkippedBy))
+		for r := range s.SkippedBy {
+			reasons = append(reasons, r)
+		}
+		sort.Slice(reasons, func(i, j int) bool {
+			if s.SkippedBy[reasons[i]] != s.SkippedBy[reasons[j]] {
+				return s.SkippedBy[reasons[i]] > s.SkippedBy[reasons[j]]
+			}
+			return reasons[i] < reasons[j]
+		})
+		for i, r := range reasons {
+			reasons[i] = fmt.Sprintf("%d %s", s.SkippedBy[r], r)
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(reasons, ", "))
+	}
+	if s.Expected > 0 && s.Expected != s.Seen {
+		fmt.Fprintf(&b, "; the connector expected %d", s.Expected)
+	}
+	fmt.Fprintf(&b, " in %s", s.Duration.Round(time.Millisecond))
+	return b.String()
 }
 
 // Sync runs one pass of src for the installation. Items the connector
@@ -52,8 +125,7 @@ func (s Summary) String() string {
 // tombstoned — with no limit on how old they are.
 func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress) (Summary, error) {
 	start := p.now()
-	ps := &pass{p: p, inst: inst, prog: prog, seen: map[string]bool{}}
-	ps.sum.Installation = inst.ID
+	ps := newPass(p, inst, prog)
 	err := src.Sync(ctx, ps)
 	if err == nil && ps.complete {
 		err = ps.reconcile(ctx)
@@ -62,15 +134,18 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 	defer ps.mu.Unlock()
 	ps.sum.Complete = ps.complete && err == nil
 	ps.sum.Duration = p.now().Sub(start)
-	p.log.Info("sync.pass", "installation", inst.ID, "added", ps.sum.Added, "changed", ps.sum.Changed,
-		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "error", errString(err))
+	p.log.Info("sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
+		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "skipped", ps.sum.Skipped,
+		"expected", ps.sum.Expected, "error", errString(err))
+	ps.checkSum()
 	if err != nil {
 		return ps.sum, fmt.Errorf("sync %s: %w", inst.ID, err)
 	}
 	return ps.sum, nil
 }
 
-// pass implements ingestd.Pass for one Sync call.
+// pass implements ingestd.Pass for one Sync call. Each of its item
+// methods counts the item as seen once and records exactly one outcome.
 type pass struct {
 	p    *Pipeline
 	inst ingestd.Installation
@@ -78,19 +153,40 @@ type pass struct {
 
 	mu       sync.Mutex
 	sum      Summary
-	seen     map[string]bool
+	listed   map[string]bool // external ids Put, Failed or Skipped: kept by reconcile
 	complete bool
 }
 
 var _ ingestd.Pass = (*pass)(nil)
 
+func newPass(p *Pipeline, inst ingestd.Installation, prog Progress) *pass {
+	ps := &pass{p: p, inst: inst, prog: prog, listed: map[string]bool{}}
+	ps.sum.Installation = inst.ID
+	return ps
+}
+
+// saw counts one item as seen.
+func (ps *pass) saw() {
+	ps.mu.Lock()
+	ps.sum.Seen++
+	ps.mu.Unlock()
+}
+
 func (ps *pass) Put(ctx context.Context, item ingestd.Item) error {
+	ps.saw()
+	return ps.put(ctx, item)
+}
+
+// put ingests an item already counted as seen.
+func (ps *pass) put(ctx context.Context, item ingestd.Item) error {
 	if err := ctx.Err(); err != nil {
+		ps.record(item.ExternalID, Failed, err)
 		return err
 	}
 	o, err := ps.p.Ingest(ctx, ps.inst, item)
 	if err != nil && ingestd.ErrorCode(err) != ingestd.EINVALID {
 		if ctx.Err() != nil {
+			ps.record(item.ExternalID, Failed, ctx.Err())
 			return ctx.Err()
 		}
 		// A store or embedder fault: this item is not lost (the source
@@ -103,13 +199,23 @@ func (ps *pass) Put(ctx context.Context, item ingestd.Item) error {
 }
 
 func (ps *pass) Delete(ctx context.Context, externalID string) error {
+	ps.saw()
 	o, err := ps.p.Delete(ctx, ps.inst, externalID)
 	ps.record(externalID, o, err)
 	return err
 }
 
 func (ps *pass) Fail(externalID string, err error) {
+	ps.saw()
 	ps.record(externalID, Failed, err)
+}
+
+func (ps *pass) Skip(externalID, reason string) {
+	ps.saw()
+	if reason == "" {
+		reason = "unspecified"
+	}
+	ps.record(externalID, Skipped, errors.New(reason))
 }
 
 func (ps *pass) Cursor(ctx context.Context, key string) (string, error) {
@@ -121,6 +227,9 @@ func (ps *pass) SetCursor(ctx context.Context, key, value string) error {
 }
 
 func (ps *pass) Total(n int) {
+	ps.mu.Lock()
+	ps.sum.Expected = n
+	ps.mu.Unlock()
 	if ps.prog != nil {
 		ps.prog.Total(n)
 	}
@@ -132,10 +241,12 @@ func (ps *pass) Complete() {
 	ps.mu.Unlock()
 }
 
+// record counts one outcome. For Failed, err is the reason; for Skipped,
+// err's text is the reason the connector gave.
 func (ps *pass) record(externalID string, o Outcome, err error) {
 	ps.mu.Lock()
 	if externalID != "" {
-		ps.seen[externalID] = true
+		ps.listed[externalID] = true
 	}
 	switch o {
 	case Added:
@@ -148,6 +259,17 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 		ps.sum.Deleted++
 	case Queued:
 		ps.sum.Queued++
+	case Skipped:
+		reason := err.Error()
+		ps.sum.Skipped++
+		if ps.sum.SkippedBy == nil {
+			ps.sum.SkippedBy = map[string]int{}
+		}
+		ps.sum.SkippedBy[reason]++
+		if len(ps.sum.Skips) < MaxListedSkips {
+			ps.sum.Skips = append(ps.sum.Skips, Failure{ExternalID: externalID, Reason: reason})
+		}
+		ps.p.log.Debug("ingest.item_skipped", "installation", ps.inst.ID, "external_id", externalID, "reason", reason)
 	default:
 		ps.sum.Failed++
 		reason := "unknown"
@@ -159,7 +281,19 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 	}
 	ps.mu.Unlock()
 	if ps.prog != nil {
+		if o == Skipped {
+			err = nil
+		}
 		ps.prog.Step(externalID, o, err)
+	}
+}
+
+// checkSum logs a summary that does not add up: a bug in this package,
+// never in a connector (each item method records exactly one outcome).
+// The caller holds ps.mu.
+func (ps *pass) checkSum() {
+	if err := ps.sum.Check(); err != nil {
+		ps.p.log.Error("sync.summary_does_not_add_up", "installation", ps.inst.ID, "error", err.Error())
 	}
 }
 
@@ -171,9 +305,9 @@ func (ps *pass) reconcile(ctx context.Context) error {
 	}
 	for _, r := range refs {
 		ps.mu.Lock()
-		seen := ps.seen[r.ExternalID]
+		listed := ps.listed[r.ExternalID]
 		ps.mu.Unlock()
-		if seen {
+		if listed {
 			continue
 		}
 		if err := ps.Delete(ctx, r.ExternalID); err != nil {

@@ -73,10 +73,22 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		for _, f := range sum.Failures {
 			fmt.Fprintf(e.stdout, "failed: %s: %s\n", f.ExternalID, f.Reason)
 		}
+		for i, f := range sum.Skips {
+			if i == maxSkipLines {
+				fmt.Fprintf(e.stdout, "skipped: %d more (counted by reason below; all listed in --json up to %d)\n", sum.Skipped-i, pipeline.MaxListedSkips)
+				break
+			}
+			fmt.Fprintf(e.stdout, "skipped: %s: %s\n", f.ExternalID, f.Reason)
+		}
+		// Every term of the sum is printed, so a person can add it up.
 		fmt.Fprintf(e.stdout, "%s; %d chunks embedded\n", sum, embedded)
 	}
 	return err
 }
+
+// maxSkipLines is how many skipped items the text summary names one by
+// one; the rest are counted by reason.
+const maxSkipLines = 10
 
 // progress draws a sync pass: a bar on a terminal, a line per tenth
 // otherwise (so logs of a scheduled job stay short).
@@ -86,6 +98,7 @@ type progress struct {
 	name  string
 	bar   *progressbar.ProgressBar
 	total int
+	told  bool // the first total was printed
 	n     int
 	next  int
 }
@@ -108,15 +121,22 @@ func newProgress(w io.Writer, name string, tty bool) *progress {
 	return p
 }
 
+// Total sets the bar's end. A connector may raise it on the way (a
+// message's attachments are known once it is read), so the first figure
+// is printed as an estimate; the summary counts the items exactly.
 func (p *progress) Total(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	first := !p.told
+	p.told = true
 	p.total = n
-	p.next = n / 10
 	if p.bar != nil {
 		p.bar.ChangeMax(n)
-	} else {
-		fmt.Fprintf(p.w, "%s: %d items to check\n", p.name, n)
+		return
+	}
+	if first {
+		p.next = n / 10
+		fmt.Fprintf(p.w, "%s: about %d items to check (attachments and deletions found on the way add to it)\n", p.name, n)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package connectortest is test support for connector packages: Pass, an
-// in-memory ingestd.Pass that records what a sync reports. It is imported
-// only by tests, never by production code.
+// in-memory ingestd.Pass that records what a sync reports, and MustAddUp,
+// the one check that a pass's summary accounts for every item it saw. It
+// is imported only by tests, never by production code.
 package connectortest
 
 import (
@@ -13,7 +14,14 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/pipeline"
 )
+
+// Skip is one item a connector left out, with its reason.
+type Skip struct {
+	ExternalID string
+	Reason     string
+}
 
 // Options change how a Pass answers. A nil *Options means the defaults: every
 // call succeeds and is recorded.
@@ -49,6 +57,8 @@ type Pass struct {
 	putCount map[string]int
 	deletes  []string
 	fails    map[string]error
+	skips    []Skip
+	seen     int // Put, Delete, Fail and Skip calls recorded
 	totals   []int
 	complete bool
 
@@ -83,7 +93,7 @@ func (p *Pass) SetPutErr(err error) {
 func (p *Pass) Next() *Pass {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.puts, p.putCount, p.deletes, p.fails, p.totals, p.complete = nil, nil, nil, nil, nil, false
+	p.puts, p.putCount, p.deletes, p.fails, p.skips, p.seen, p.totals, p.complete = nil, nil, nil, nil, nil, 0, nil, false
 	return p
 }
 
@@ -107,6 +117,7 @@ func (p *Pass) Put(_ context.Context, it ingestd.Item) error {
 		p.putCount = map[string]int{}
 	}
 	p.puts = append(p.puts, it)
+	p.seen++
 	p.putCount[it.ExternalID]++
 	p.items[it.ExternalID] = it
 	return nil
@@ -121,12 +132,13 @@ func (p *Pass) Delete(_ context.Context, externalID string) error {
 		return p.opts.DeleteErr
 	}
 	p.deletes = append(p.deletes, externalID)
+	p.seen++
 	delete(p.items, externalID)
 	return nil
 }
 
 // Fail records the reason for the external id; a later Fail of the same id
-// in the pass replaces it.
+// in the pass replaces it (Seen counts both).
 func (p *Pass) Fail(externalID string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -134,6 +146,15 @@ func (p *Pass) Fail(externalID string, err error) {
 		p.fails = map[string]error{}
 	}
 	p.fails[externalID] = err
+	p.seen++
+}
+
+// Skip records the external id and the reason, in order.
+func (p *Pass) Skip(externalID, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.skips = append(p.skips, Skip{ExternalID: externalID, Reason: reason})
+	p.seen++
 }
 
 // Cursor returns the value last set for key, or "" if none is.
@@ -260,6 +281,59 @@ func (p *Pass) Fails() map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.fails)
+}
+
+// Skips returns the items Skipped in this pass, in order.
+func (p *Pass) Skips() []Skip {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.skips)
+}
+
+// SkipCount returns how many items were Skipped in this pass with the
+// reason; an empty reason counts every skip.
+func (p *Pass) SkipCount(reason string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.skips {
+		if reason == "" || s.Reason == reason {
+			n++
+		}
+	}
+	return n
+}
+
+// Seen returns how many items the connector reported in this pass: every
+// recorded Put, Delete, Fail and Skip call, as a pipeline pass counts
+// them.
+func (p *Pass) Seen() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.seen
+}
+
+// MustTotalSeen fails the test unless the connector's last Total in this
+// pass equals the items it reported: for a connector that promises an
+// exact total by the end of a pass.
+func (p *Pass) MustTotalSeen(tb testing.TB) {
+	tb.Helper()
+	if got, want := p.LastTotal(), p.Seen(); got != want {
+		tb.Errorf("last Total(%d), but %d items were reported (%d Put, %d deleted, %d failed, %d skipped)",
+			got, want, len(p.Puts()), len(p.Deletes()), len(p.Fails()), len(p.Skips()))
+	}
+}
+
+// MustAddUp fails the test unless the pass's summary adds up: added +
+// changed + unchanged + deleted + failed + skipped (+ queued) equals the
+// items seen, and the listed failures and skips by reason match their
+// counts (pipeline.Summary.Check). It is the same check for every
+// connector kind.
+func MustAddUp(tb testing.TB, sum pipeline.Summary) {
+	tb.Helper()
+	if err := sum.Check(); err != nil {
+		tb.Errorf("%s: summary does not add up: %v\n%s", sum.Installation, err, sum)
+	}
 }
 
 // Cursors returns the cursors set, over all passes.

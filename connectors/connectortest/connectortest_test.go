@@ -221,3 +221,31 @@ func TestPass_Concurrent(t *testing.T) {
 		t.Errorf("%d cursors, want %d", got, want)
 	}
 }
+
+func TestPass_CountsEveryReport(t *testing.T) {
+	p := connectortest.New(nil)
+	mustPut(t, p, ingestd.Item{ExternalID: "a"})
+	mustPut(t, p, ingestd.Item{ExternalID: "a"})
+	if err := p.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	p.Fail("f", errors.New("x"))
+	p.Fail("f", errors.New("y")) // replaces the reason, counts again
+	p.Skip("s1", "over max_attachments")
+	p.Skip("s2", "duplicate delivery")
+	p.Total(7)
+	if got, want := p.Seen(), 7; got != want {
+		t.Errorf("Seen = %d, want %d", got, want)
+	}
+	if got, want := p.Skips(), []connectortest.Skip{{ExternalID: "s1", Reason: "over max_attachments"}, {ExternalID: "s2", Reason: "duplicate delivery"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Skips = %+v, want %+v", got, want)
+	}
+	if got := p.SkipCount("duplicate delivery"); got != 1 {
+		t.Errorf("SkipCount = %d, want 1", got)
+	}
+	p.MustTotalSeen(t)
+	p.Next()
+	if p.Seen() != 0 || len(p.Skips()) != 0 {
+		t.Errorf("Next kept Seen %d, Skips %+v", p.Seen(), p.Skips())
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/internal/mail"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -46,8 +47,13 @@ type Config struct {
 	// directory it names.
 	Exclude []string `yaml:"exclude"`
 	// MaxFileBytes is the largest file read; a larger one is reported
-	// with pass.Fail. Default DefaultMaxFileBytes.
+	// with pass.Skip ("over max_file_bytes"). Default DefaultMaxFileBytes.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
+	// MaxAttachments is the most child documents one .eml makes; the
+	// rest are reported with pass.Skip ("over max_attachments") and
+	// counted in the message's Meta["defects"]. Default
+	// mail.DefaultMaxAttachments.
+	MaxAttachments int `yaml:"max_attachments"`
 }
 
 // DefaultInclude is the include list when the config gives none.
@@ -106,6 +112,12 @@ func NewSource(installation string, cfg Config, logger *slog.Logger) (*Source, e
 	case cfg.MaxFileBytes == 0:
 		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
+	switch {
+	case cfg.MaxAttachments < 0:
+		return nil, ingestd.Errorf(ingestd.EINVALID, "files.max_attachments must not be negative")
+	case cfg.MaxAttachments == 0:
+		cfg.MaxAttachments = mail.DefaultMaxAttachments
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -118,8 +130,10 @@ func (s *Source) Config() Config { return s.cfg }
 // Sync walks the root and Puts every matching file, in lexical order.
 // Hidden files and directories (".git", ".DS_Store") are skipped, and so
 // are symlinks to directories or to anything outside the root. A file that cannot be
-// read or parsed, or is over MaxFileBytes, is reported with pass.Fail and
-// the pass goes on. When the whole tree was listed, Sync calls
+// read or parsed is reported with pass.Fail, one over MaxFileBytes with
+// pass.Skip, and the pass goes on; so is each .eml attachment over
+// MaxAttachments. pass.Total is raised by each .eml's attachments, so it
+// is exact by the end. When the whole tree was listed, Sync calls
 // pass.Complete so files removed since the last pass are tombstoned; when a
 // directory could not be read it does not (its files would be tombstoned
 // for nothing) and logs why.
@@ -135,20 +149,33 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 	if err != nil {
 		return err
 	}
-	pass.Total(len(files))
+	total := len(files)
+	pass.Total(total)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		items, err := readItems(s.installation, f.rel, f.path, s.cfg.MaxFileBytes)
+		items, over, err := readItems(s.installation, f.rel, f.path, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+		if ingestd.ErrorCode(err) == ingestd.ETOOLARGE {
+			s.log.Warn("files: file over max_file_bytes skipped", "installation", s.installation, "path", f.rel, "err", err)
+			pass.Skip(f.rel, "over max_file_bytes")
+			continue
+		}
 		if err != nil {
 			pass.Fail(f.rel, err)
 			continue
+		}
+		if n := len(items) - 1 + len(over); n > 0 { // an .eml's attachments
+			total += n
+			pass.Total(total)
 		}
 		for _, it := range items {
 			if err := pass.Put(ctx, it); err != nil {
 				return fmt.Errorf("put %s: %w", it.ExternalID, err)
 			}
+		}
+		for _, id := range over {
+			pass.Skip(id, "over max_attachments")
 		}
 	}
 	if !complete {

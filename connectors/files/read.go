@@ -37,7 +37,8 @@ func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.It
 	if maxFileBytes <= 0 {
 		maxFileBytes = DefaultMaxFileBytes
 	}
-	return readItems(installation, clean, filepath.Join(filepath.Clean(root), filepath.FromSlash(clean)), maxFileBytes)
+	items, _, err := readItems(installation, clean, filepath.Join(filepath.Clean(root), filepath.FromSlash(clean)), maxFileBytes, mail.DefaultMaxAttachments)
+	return items, err
 }
 
 // URI is the stable address of a file of an installation:
@@ -48,35 +49,38 @@ func URI(installation, rel string) string {
 	return (&url.URL{Scheme: "files", Host: installation, Path: "/" + rel}).String()
 }
 
-func readItems(installation, rel, p string, max int64) ([]ingestd.Item, error) {
+// readItems reads the file at p as its items; over are the ids of the
+// .eml attachments past maxAttachments.
+func readItems(installation, rel, p string, max int64, maxAttachments int) (items []ingestd.Item, over []string, err error) {
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "%s does not exist", rel)
+		return nil, nil, ingestd.Errorf(ingestd.ENOTFOUND, "%s does not exist", rel)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
+		return nil, nil, fmt.Errorf("open: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat: %w", err)
+		return nil, nil, fmt.Errorf("stat: %w", err)
 	}
 	if fi.Size() > max {
-		return nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is %d bytes, over the %d-byte max_file_bytes", rel, fi.Size(), max)
+		return nil, nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is %d bytes, over the %d-byte max_file_bytes", rel, fi.Size(), max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
+		return nil, nil, fmt.Errorf("read: %w", err)
 	}
 	if int64(len(data)) > max { // grew since Stat
-		return nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is over the %d-byte max_file_bytes", rel, max)
+		return nil, nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is over the %d-byte max_file_bytes", rel, max)
 	}
-	return itemsFor(installation, rel, data, fi.ModTime())
+	return itemsFor(installation, rel, data, fi.ModTime(), maxAttachments)
 }
 
 // itemsFor turns one file's bytes into its items: the file itself, and for
-// an .eml its text-like attachments as children.
-func itemsFor(installation, rel string, data []byte, mtime time.Time) ([]ingestd.Item, error) {
+// an .eml its text-like attachments as children, at most maxAttachments
+// (over are the ids of the rest).
+func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachments int) (items []ingestd.Item, over []string, err error) {
 	base := path.Base(rel)
 	it := ingestd.Item{
 		ExternalID: rel,
@@ -88,40 +92,40 @@ func itemsFor(installation, rel string, data []byte, mtime time.Time) ([]ingestd
 	}
 	switch strings.ToLower(path.Ext(rel)) {
 	case ".eml":
-		return mailItems(it, data)
+		return mailItems(it, data, maxAttachments)
 	case ".html", ".htm", ".xhtml":
 		enc, name, _ := htmlcharset.DetermineEncoding(data, "text/html")
 		utf, err := enc.NewDecoder().Bytes(data)
 		if err != nil {
-			return nil, fmt.Errorf("decode %s: %w", name, err)
+			return nil, nil, fmt.Errorf("decode %s: %w", name, err)
 		}
 		title, text, err := mail.HTMLToText(bytes.NewReader(utf))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if title != "" {
 			it.Title = title
 		}
 		it.Text, it.Format = text, ingestd.FormatPlain
 		it.Meta["source_format"] = "html"
-		return []ingestd.Item{it}, nil
+		return []ingestd.Item{it}, nil, nil
 	case ".md", ".markdown", ".mdown", ".mkd":
 		text, err := decodeText(data, it.Meta)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if t := markdownTitle(text); t != "" {
 			it.Title = t
 		}
 		it.Text, it.Format = text, ingestd.FormatMarkdown
-		return []ingestd.Item{it}, nil
+		return []ingestd.Item{it}, nil, nil
 	default:
 		text, err := decodeText(data, it.Meta)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		it.Text, it.Format = text, ingestd.FormatPlain
-		return []ingestd.Item{it}, nil
+		return []ingestd.Item{it}, nil, nil
 	}
 }
 
@@ -202,11 +206,16 @@ func isSetextH1(l string) bool {
 // "mail"), and each text-like attachment with text is a child item
 // (ItemKind "attachment") with external id "<rel>#attachment/<n>/<name>",
 // n counting all the message's attachments from 1 so a binary attachment
-// keeps its neighbours' ids stable. Message defects go to Meta["defects"].
-func mailItems(it ingestd.Item, data []byte) ([]ingestd.Item, error) {
+// keeps its neighbours' ids stable, at most maxAttachments of them; over
+// are the ids of the rest. Message defects go to Meta["defects"].
+//
+// The file's identity is its path, not its Message-ID: two files holding
+// messages with one Message-ID are two documents whatever they hold, and
+// no file can take another's place.
+func mailItems(it ingestd.Item, data []byte, maxAttachments int) ([]ingestd.Item, []string, error) {
 	m, err := mail.Parse(data, &mail.Options{MaxMessageBytes: int64(len(data))})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	it.ItemKind = "mail"
 	if m.Subject != "" {
@@ -218,8 +227,9 @@ func mailItems(it ingestd.Item, data []byte) ([]ingestd.Item, error) {
 	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
 	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
-	children, _ := mail.AttachmentItems(it, m, map[string]string{"path": it.Meta["path"]})
-	return append([]ingestd.Item{it}, children...), nil
+	att := mail.AttachmentItems(it, m, map[string]string{"path": it.Meta["path"]}, maxAttachments)
+	mail.AddDefect(it.Meta, att.Defect)
+	return append([]ingestd.Item{it}, att.Children...), att.Over, nil
 }
 
 func setNonEmpty(m map[string]string, k, v string) {

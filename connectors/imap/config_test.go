@@ -41,6 +41,7 @@ func TestNewSource_Config(t *testing.T) {
 		{name: "unknown tls", change: func(c *imapconn.Config) { c.TLS = "ssl" }, wantErr: "not one of implicit"},
 		{name: "no addr", change: func(c *imapconn.Config) { c.Addr = "" }, wantErr: "addr is required"},
 		{name: "negative batch", change: func(c *imapconn.Config) { c.BatchSize = -1 }, wantErr: "batch_size"},
+		{name: "negative max_attachments", change: func(c *imapconn.Config) { c.MaxAttachments = -1 }, wantErr: "max_attachments"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := base
@@ -51,7 +52,7 @@ func TestNewSource_Config(t *testing.T) {
 					t.Fatalf("NewSource: %v", err)
 				}
 				got := s.Config()
-				if got.BatchSize != imapconn.DefaultBatchSize || len(got.Mailboxes) != 1 || got.Mailboxes[0] != "INBOX" || got.Timeout != imapconn.DefaultTimeout {
+				if got.BatchSize != imapconn.DefaultBatchSize || len(got.Mailboxes) != 1 || got.Mailboxes[0] != "INBOX" || got.Timeout != imapconn.DefaultTimeout || got.MaxAttachments != 100 {
 					t.Errorf("defaults not applied: %+v", got)
 				}
 				return

@@ -57,14 +57,16 @@ func newPass() *connectortest.Pass {
 	return connectortest.New(&connectortest.Options{CheckParents: true})
 }
 
-// MustSync starts a new pass on p, runs it and fails the test on error or
-// on an item Put twice in the pass.
+// MustSync starts a new pass on p, runs it and fails the test on error,
+// on an item Put twice in the pass, or on a last Total that is not the
+// number of items the pass reported.
 func MustSync(tb testing.TB, s *imapconn.Source, p *connectortest.Pass) {
 	tb.Helper()
 	p.Next()
 	if err := s.Sync(context.Background(), p); err != nil {
 		tb.Fatalf("Sync: %v", err)
 	}
+	p.MustTotalSeen(tb)
 	seen := map[string]bool{}
 	for _, id := range p.PutIDs() {
 		if n := p.PutCount(id); n > 1 && !seen[id] {

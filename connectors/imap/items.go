@@ -14,13 +14,14 @@ import (
 	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
-// MessageExternalID is the external id of the message with the
+// MessageExternalID is the external id of the first content met with the
 // Message-ID, normalised: angle brackets and spaces removed, the domain
 // part lower-cased, then written as "<local@domain>". Every mailbox of an
 // installation, and the In-Reply-To and References of every other
 // message, name a message the same way, so a thread's links resolve and a
 // message in two mailboxes (or seen again after a UIDVALIDITY change) is
-// one document. "" for an empty id.
+// one document. Another content with the same Message-ID gets a
+// fingerprint after it (see identities). "" for an empty id.
 func MessageExternalID(messageID string) string {
 	id := strings.TrimSpace(messageID)
 	id = strings.TrimPrefix(id, "<")
@@ -67,16 +68,16 @@ type fetched struct {
 }
 
 // messageItems turns a parsed message into its items: the message
-// (ItemKind "mail") and one child (ItemKind "attachment") per text-like
-// attachment with text, external id "<message id>#attachment/<n>/<name>"
-// with n counting all attachments from 1. Binary attachments, and
-// text-like ones whose text was not extracted, are listed in the parent's
-// Meta["attachments"].
-func messageItems(installation string, f fetched, m *mail.Message) []ingestd.Item {
-	id := MessageExternalID(m.MessageID)
-	if id == "" {
-		id = contentExternalID(f.raw)
-	}
+// (ItemKind "mail", external id id) and one child (ItemKind "attachment")
+// per text-like attachment with text, external id
+// "<id>#attachment/<n>/<name>" with n counting all attachments from 1, at
+// most maxAttachments (<= 0: mail.DefaultMaxAttachments). Binary
+// attachments, and text-like ones whose text was not extracted, are listed
+// in the parent's Meta["attachments"]. over are the ids of the
+// attachments past the cap, which the parent's Meta["defects"] also
+// counts. replyTo are the ids the message answers (its In-Reply-To's
+// contents).
+func messageItems(installation string, f fetched, m *mail.Message, id string, replyTo []string, maxAttachments int) (items []ingestd.Item, over []string) {
 	created := m.Date
 	if created.IsZero() {
 		created = f.internalDate
@@ -106,22 +107,29 @@ func messageItems(installation string, f fetched, m *mail.Message) []ingestd.Ite
 	setNonEmpty(it.Meta, "to", strings.Join(m.To, ", "))
 	setNonEmpty(it.Meta, "cc", strings.Join(m.Cc, ", "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
-	it.Links = threadLinks(id, m)
+	it.Links = threadLinks(id, m, replyTo)
 
-	children, binary := mail.AttachmentItems(it, m, map[string]string{"mailbox": f.mailbox, "uid": it.Meta["uid"]})
-	setNonEmpty(it.Meta, "attachments", strings.Join(binary, "; "))
-	return append([]ingestd.Item{it}, children...)
+	att := mail.AttachmentItems(it, m, map[string]string{"mailbox": f.mailbox, "uid": it.Meta["uid"]}, maxAttachments)
+	setNonEmpty(it.Meta, "attachments", strings.Join(att.Binary, "; "))
+	mail.AddDefect(it.Meta, att.Defect)
+	return append([]ingestd.Item{it}, att.Children...), att.Over
 }
 
-// threadLinks links a message to the one it answers ("reply") and to the
-// rest of its References ("thread"), by the same external ids those
-// messages are stored under.
-func threadLinks(self string, m *mail.Message) []ingestd.ItemLink {
+// threadLinks links a message to the ones it answers ("reply": replyTo,
+// every content stored under its In-Reply-To) and to the rest of its
+// References ("thread"), by the ids those messages are stored under. A
+// reference links to the bare id only, the first content with that
+// Message-ID: looking up every reference's contents would cost a read per
+// reference per message, and the reply link is the one that says which
+// message this one answers.
+func threadLinks(self string, m *mail.Message, replyTo []string) []ingestd.ItemLink {
 	var links []ingestd.ItemLink
 	seen := map[string]bool{self: true}
-	if to := MessageExternalID(m.InReplyTo); to != "" && !seen[to] {
-		seen[to] = true
-		links = append(links, ingestd.ItemLink{ToExternalID: to, Relation: "reply"})
+	for _, to := range replyTo {
+		if to != "" && !seen[to] {
+			seen[to] = true
+			links = append(links, ingestd.ItemLink{ToExternalID: to, Relation: "reply"})
+		}
 	}
 	for _, r := range m.References {
 		if to := MessageExternalID(r); to != "" && !seen[to] {

@@ -42,3 +42,23 @@ func BenchmarkHTMLToText(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFingerprint fingerprints every message of the shared corpus
+// once per op; compare with BenchmarkParse, which a sync runs on the same
+// bytes.
+func BenchmarkFingerprint(b *testing.B) {
+	var msgs [][]byte
+	size := 0
+	for _, f := range MustCorpus(b) {
+		raw := MustRead(b, f)
+		msgs = append(msgs, raw)
+		size += len(raw)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, raw := range msgs {
+			mail.Fingerprint(raw)
+		}
+	}
+}

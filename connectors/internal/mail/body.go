@@ -189,8 +189,10 @@ func (p *parser) attachment(h header, ct string, params map[string]string, filen
 	case !a.TextLike:
 	case int64(len(data)) > p.opts.MaxAttachmentBytes:
 		p.defect("attachment %q is %d bytes, over the %d-byte limit; text not extracted", truncate(filename, 64), len(data), p.opts.MaxAttachmentBytes)
+	case rfc822 && p.nest >= maxMessageDepth:
+		p.outer().defect("attached messages nested deeper than %d levels; text not extracted", maxMessageDepth)
 	case rfc822:
-		sub := &parser{opts: p.opts}
+		sub := &parser{opts: p.opts, nest: p.nest + 1, top: p.outer()}
 		m, err := sub.message(data, depth+1)
 		if err != nil {
 			p.defect("attached message unreadable (%v); read as text", err)

@@ -78,6 +78,19 @@ const (
 // message cannot exhaust the stack.
 const maxDepth = 24
 
+// maxMessageDepth bounds how many message/rfc822 attachments deep the text
+// of attached messages is extracted. Each level's text holds the levels
+// below it (a forwarded message shows what it forwarded), so the text a
+// message makes grows with this depth; a forward of a forward of a forward
+// is real mail, eight levels of it is not. Deeper attached messages are
+// listed without text and a Defect says so.
+const maxMessageDepth = 8
+
+// maxDefects bounds Message.Defects: a message with 10,000 broken parts
+// gets the first maxDefects and a last entry saying how many more there
+// were, not 10,000 lines of metadata.
+const maxDefects = 50
+
 func (o *Options) withDefaults() Options {
 	var out Options
 	if o != nil {
@@ -120,6 +133,18 @@ type parser struct {
 	msg     *Message
 	defects []string
 	seen    map[string]bool
+	more    int     // defects not listed, past maxDefects
+	nest    int     // how many message/rfc822 attachments deep this message is
+	top     *parser // the parser of the outermost message; nil in it
+}
+
+// outer returns the parser of the outermost message, whose defects a
+// limit met deep inside must reach.
+func (p *parser) outer() *parser {
+	if p.top != nil {
+		return p.top
+	}
+	return p
 }
 
 func (p *parser) defect(format string, args ...any) {
@@ -131,7 +156,20 @@ func (p *parser) defect(format string, args ...any) {
 		return
 	}
 	p.seen[d] = true
+	if len(p.defects) >= maxDefects {
+		p.more++
+		return
+	}
 	p.defects = append(p.defects, d)
+}
+
+// listedDefects returns the defects, with a last entry counting those
+// past maxDefects.
+func (p *parser) listedDefects() []string {
+	if p.more == 0 {
+		return p.defects
+	}
+	return append(p.defects, fmt.Sprintf("%d more defects not listed", p.more))
 }
 
 func (p *parser) message(raw []byte, depth int) (*Message, error) {
@@ -155,6 +193,6 @@ func (p *parser) message(raw []byte, depth int) (*Message, error) {
 		m.Date = p.date(d)
 	}
 	m.Text = p.entity(h, body, "text/plain", depth, true).readable()
-	m.Defects = p.defects
+	m.Defects = p.listedDefects()
 	return m, nil
 }
