@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -186,4 +188,39 @@ func TestVerdictFromJSONSaysWhy(t *testing.T) {
 			t.Errorf("VerdictFromJSON(%.60s) = %v, want an error with %q", tt.body, err, tt.want)
 		}
 	}
+}
+
+// BenchmarkVerdictFromJSON compares the strict reader with a plain
+// json.Unmarshal of the same response (8 chunks of about 2 KiB each, as
+// POST /v1/retrieve answers top_k 8), the baseline, in one run:
+// go test ./retrieval/client/ -run '^$' -bench VerdictFromJSON -benchmem
+func BenchmarkVerdictFromJSON(b *testing.B) {
+	text := strings.Repeat("Vacation days accrue monthly for every employee. ", 40)
+	var chunks []string
+	for i := range 8 {
+		c, _ := json.Marshal(map[string]any{"chunk_id": fmt.Sprint("c", i), "document_id": "d1", "installation": "handbook",
+			"source_kind": "files", "uri": "file:///handbook/vacation.md", "title": "Vacation", "tier": "trusted-internal",
+			"score": 0.5, "fenced": text, "text": text})
+		chunks = append(chunks, string(c))
+	}
+	body := []byte(`{"primary":[` + strings.Join(chunks, ",") + `],"expanded":[],"rejected":[],"verdict":` + allowJSON + `,"excluded_untrusted_documents":0}`)
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var r struct {
+				Verdict *ingestd.Verdict `json:"verdict"`
+			}
+			if err := json.Unmarshal(body, &r); err != nil || r.Verdict == nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("strict", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := client.VerdictFromJSON(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
