@@ -17,6 +17,7 @@ import (
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd/retrieval/api"
 )
 
 // Config is the YAML configuration file. Names follow PRODUCT.md; secrets
@@ -24,6 +25,7 @@ import (
 type Config struct {
 	DataDir       string               `yaml:"data_dir"`
 	Listen        string               `yaml:"listen"`
+	ListenHosts   []string             `yaml:"listen_hosts"` // Host names served besides loopback (api.Options.Hosts)
 	Store         StoreConfig          `yaml:"store"`
 	NATS          NATSConfig           `yaml:"nats"`
 	Embedder      EmbedderConfig       `yaml:"embedder"`
@@ -364,6 +366,13 @@ func (c *Config) validate(doc *yaml.Node) error {
 				return &configError{path: c.path, line: line("auth"), msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
 			}
 		}
+	}
+	for i, h := range c.ListenHosts {
+		n, err := api.NormalizeHost(h)
+		if err != nil {
+			return &configError{path: c.path, line: line("listen_hosts"), msg: "listen_hosts: " + err.Error()}
+		}
+		c.ListenHosts[i] = n
 	}
 	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 		return &configError{path: c.path, line: line("tls"), msg: "tls: cert and key go together"}

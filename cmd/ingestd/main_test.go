@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,6 +180,11 @@ func TestConfigErrors(t *testing.T) {
 			want: []string{"ingestd.yaml:2:", "letters, digits"},
 		},
 		{
+			name: "listen_hosts entry with a port",
+			body: "listen: 127.0.0.1:7700\nlisten_hosts: [ingestd.internal, \"ingestd.internal:7700\"]\n",
+			want: []string{"ingestd.yaml:2:", "listen_hosts", `"ingestd.internal:7700"`, "without port"},
+		},
+		{
 			name: "not yaml",
 			body: "installations: [\n",
 			want: []string{"ingestd.yaml", "not valid YAML"},
@@ -228,7 +234,9 @@ func TestServeEndToEnd(t *testing.T) {
 	cfg := mustQuickstart(t)
 	bin := filepath.Join(t.TempDir(), "ingestd")
 	buildBinary(t, bin)
-	if err := os.WriteFile(cfg, bytes.Replace(mustRead(t, cfg), []byte("127.0.0.1:7700"), []byte("127.0.0.1:0"), 1), 0o644); err != nil {
+	body := bytes.Replace(mustRead(t, cfg), []byte("127.0.0.1:7700"), []byte("127.0.0.1:0"), 1)
+	body = append(body, "\nlisten_hosts: [Ingestd.Test.]\n"...)
+	if err := os.WriteFile(cfg, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := startServe(t, bin, cfg)
@@ -240,6 +248,22 @@ func TestServeEndToEnd(t *testing.T) {
 	verdict, _ := resp["verdict"].(map[string]any)
 	if verdict == nil || verdict["tools_allowed"] != false || verdict["reason"] != "untrusted_grounding" {
 		t.Fatalf("verdict = %v", resp["verdict"])
+	}
+	// Token-less: a listed name is served, any other Host is not.
+	for host, want := range map[string]int{"ingestd.test": http.StatusOK, "evil.example": http.StatusMisdirectedRequest} {
+		req, err := http.NewRequestWithContext(t.Context(), "GET", srv.base+"/v1/provenance", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, r.StatusCode, want)
+		}
 	}
 }
 

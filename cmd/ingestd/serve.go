@@ -58,6 +58,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := api.CheckListen(a.cfg.Listen, len(tokens) > 0, a.cfg.Auth.AllowUnauthenticated); err != nil {
 		return &configError{path: a.cfg.path, msg: err.Error()}
 	}
+	if len(tokens) == 0 && len(a.cfg.ListenHosts) == 0 && api.CheckListen(a.cfg.Listen, false, false) != nil {
+		// allow_unauthenticated on a reachable address: other machines
+		// connect, but only loopback Host values are answered.
+		a.log.Warn("serve.loopback_hosts_only", "listen", a.cfg.Listen,
+			"hint", "without auth.tokens only loopback Host values are answered; list the names clients use in listen_hosts")
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -116,6 +122,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Service:  svc,
 		Store:    a.store,
 		Tokens:   tokens,
+		Hosts:    a.cfg.ListenHosts,
 		Logger:   a.log,
 		Gatherer: reg,
 		Ready: func(ctx context.Context) error {

@@ -4,8 +4,11 @@
 // HTTP surface, Prometheus metrics and health probes.
 //
 // It translates; it never decides. The verdict comes from package
-// retrieval unchanged, on every protocol. Bearer tokens are compared in
-// constant time and never echoed; every request body is size-limited.
+// retrieval unchanged, on every protocol. Every request, on every route,
+// passes one guard (guard.go) that refuses a foreign Host (DNS
+// rebinding), cross-origin browser requests and the Content-Types a
+// browser sends without asking. Bearer tokens are compared in constant
+// time and never echoed; every request body is size-limited.
 package api
 
 import (
@@ -57,6 +60,13 @@ type Options struct {
 	// Tokens, when any are configured, are required on every route but
 	// /healthz, /readyz, /metrics, gRPC health and webhooks.
 	Tokens []Token
+	// Hosts lists the Host names served besides the loopback ones
+	// (listen_hosts). Without Tokens, or when Hosts is not empty, a
+	// request to any other Host is refused with 421 on every route,
+	// probes and webhooks included (see guard). Each entry must pass
+	// NormalizeHost; New panics on one that does not (cmd checks them
+	// when it loads the configuration).
+	Hosts  []string
 	Logger *slog.Logger
 	// Gatherer serves /metrics; nil leaves /metrics unmounted.
 	Gatherer prometheus.Gatherer
@@ -88,8 +98,8 @@ type server struct {
 	errConn *connect.ErrorWriter
 }
 
-// New returns the handler serving every route. It panics when Service is
-// nil: that is a wiring error.
+// New returns the handler serving every route behind the guard. It panics
+// when Service is nil or a Host is invalid: those are wiring errors.
 func New(o Options) http.Handler {
 	if o.Service == nil {
 		panic("api: Service is required")
@@ -114,7 +124,17 @@ func New(o Options) http.Handler {
 	s.errConn = connect.NewErrorWriter(copts...)
 
 	mux := http.NewServeMux()
+	g := &guard{next: mux, checkHost: len(o.Tokens) == 0 || len(o.Hosts) > 0, tokens: len(o.Tokens) > 0,
+		hosts: map[string]bool{}, cop: http.NewCrossOriginProtection(), rpc: map[string]bool{}, errConn: s.errConn}
+	for i, h := range o.Hosts {
+		n, err := NormalizeHost(h)
+		if err != nil {
+			panic(fmt.Sprintf("api: Hosts[%d]: %v", i, err))
+		}
+		g.hosts[n] = true
+	}
 	mount := func(path string, h http.Handler, scope string) {
+		g.rpc[path] = true
 		mux.Handle(path, s.protect(h, scope, true))
 	}
 	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
@@ -141,12 +161,13 @@ func New(o Options) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
 	}
 	if o.Webhooks != nil {
-		mux.Handle("/v1/webhooks/", http.MaxBytesHandler(o.Webhooks, MaxWebhookBodyBytes))
+		g.webhook = "/v1/webhooks/"
+		mux.Handle(g.webhook, http.MaxBytesHandler(o.Webhooks, MaxWebhookBodyBytes))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ingestd.Errorf(ingestd.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return g
 }
 
 // protect limits the body and, when tokens are configured and scope is

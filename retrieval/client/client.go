@@ -70,7 +70,8 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 }
 
 // Response is a retrieval answer as the client received it. Verdict is nil
-// when the server sent none; AllowedTools then allows nothing.
+// when the server sent none, or sent one carrying fields this client does
+// not know; AllowedTools then allows nothing.
 type Response struct {
 	Primary, Expanded, Rejected []retrieval.Chunk
 	Verdict                     *ingestd.Verdict
@@ -86,6 +87,11 @@ func (c *Client) Retrieve(ctx context.Context, r retrieval.Request) (*Response, 
 		return nil, fromConnect("retrieve", err)
 	}
 	out, v := wire.ResponseFromProto(resp.Msg)
+	if pv := resp.Msg.GetVerdict(); pv != nil && len(pv.ProtoReflect().GetUnknown()) > 0 {
+		// A verdict with fields this client does not know cannot be
+		// read with certainty: the gate treats it as absent.
+		v = nil
+	}
 	return &Response{Primary: out.Primary, Expanded: out.Expanded, Rejected: out.Rejected, Verdict: v,
 		ExcludedUntrustedDocuments: out.ExcludedUntrustedDocuments}, nil
 }

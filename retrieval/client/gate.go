@@ -1,8 +1,6 @@
 package client
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ingestd/ingestd"
@@ -40,12 +38,18 @@ func AllowedTools[T any](v *ingestd.Verdict, tools []T, opts ...GateOption) []T 
 }
 
 // Validate reports why a verdict cannot be trusted: nil, an unknown mode
-// or reason, or fields that contradict each other (tools allowed in
-// enforce mode with untrusted grounding, a blocking verdict outside
-// enforce mode, untrusted grounding without document ids, ...).
+// or reason, an empty document id, or fields that contradict each other
+// (tools allowed in enforce mode with untrusted grounding, a blocking
+// verdict outside enforce mode, untrusted grounding without document ids,
+// would_block in off mode, ...).
 func Validate(v *ingestd.Verdict) error {
 	if v == nil {
 		return fmt.Errorf("verdict is absent")
+	}
+	for _, id := range v.UntrustedDocumentIDs {
+		if id == "" {
+			return fmt.Errorf("an untrusted document id is empty")
+		}
 	}
 	untrusted := len(v.UntrustedDocumentIDs) > 0
 	switch v.Reason {
@@ -80,8 +84,8 @@ func Validate(v *ingestd.Verdict) error {
 			return fmt.Errorf("shadow mode blocks tools")
 		}
 	case ingestd.ModeOff:
-		if v.Reason != ingestd.ReasonOff || !v.ToolsAllowed {
-			return fmt.Errorf("off mode with reason %q or blocked tools", v.Reason)
+		if v.Reason != ingestd.ReasonOff || !v.ToolsAllowed || v.WouldBlock {
+			return fmt.Errorf("off mode with reason %q, blocked tools or would_block", v.Reason)
 		}
 	default:
 		return fmt.Errorf("unknown mode %q", v.Mode)
@@ -89,44 +93,10 @@ func Validate(v *ingestd.Verdict) error {
 	return nil
 }
 
-// wireVerdict detects absent fields: every field of a verdict must be
-// present for it to count.
-type wireVerdict struct {
-	ToolsAllowed         *bool     `json:"tools_allowed"`
-	Mode                 *string   `json:"mode"`
-	Reason               *string   `json:"reason"`
-	UntrustedDocumentIDs *[]string `json:"untrusted_document_ids"`
-	WouldBlock           *bool     `json:"would_block"`
-}
-
-// VerdictFromJSON extracts the verdict from a raw POST /v1/retrieve (or
-// Connect JSON) response body. It fails on garbled JSON, an absent verdict
-// and a verdict missing any of its fields; it does not judge the values
-// (AllowedTools does).
-func VerdictFromJSON(body []byte) (*ingestd.Verdict, error) {
-	var resp struct {
-		Verdict *json.RawMessage `json:"verdict"`
-	}
-	if err := json.Unmarshal(body, &resp); err != nil {
-		return nil, fmt.Errorf("parse response: %w", err)
-	}
-	if resp.Verdict == nil || bytes.Equal(bytes.TrimSpace(*resp.Verdict), []byte("null")) {
-		return nil, fmt.Errorf("response has no verdict")
-	}
-	var w wireVerdict
-	if err := json.Unmarshal(*resp.Verdict, &w); err != nil {
-		return nil, fmt.Errorf("parse verdict: %w", err)
-	}
-	if w.ToolsAllowed == nil || w.Mode == nil || w.Reason == nil || w.UntrustedDocumentIDs == nil || w.WouldBlock == nil {
-		return nil, fmt.Errorf("verdict is missing a field")
-	}
-	return &ingestd.Verdict{ToolsAllowed: *w.ToolsAllowed, Mode: *w.Mode, Reason: *w.Reason,
-		UntrustedDocumentIDs: *w.UntrustedDocumentIDs, WouldBlock: *w.WouldBlock}, nil
-}
-
-// AllowedToolsJSON is AllowedTools over a raw POST /v1/retrieve response
-// body: garbled JSON or a missing or incomplete verdict allows nothing
-// (unless FailOpen).
+// AllowedToolsJSON is AllowedTools over a raw POST /v1/retrieve (or
+// Connect JSON) response body: a body VerdictFromJSON cannot read with
+// certainty, or a verdict Validate refuses, allows nothing (unless
+// FailOpen).
 func AllowedToolsJSON[T any](body []byte, tools []T, opts ...GateOption) []T {
 	v, err := VerdictFromJSON(body)
 	if err != nil {
