@@ -87,6 +87,13 @@ func TestEmbeddedListenNeedsCredentials(t *testing.T) {
 	}
 }
 
+func TestEmbeddedWithoutListenOpensNoPort(t *testing.T) {
+	e := MustEmbedded(t)
+	if addr := e.srv.Addr(); addr != nil || e.ClientURL() != "" {
+		t.Fatalf("embedded server without Listen listens on %v (%q)", addr, e.ClientURL())
+	}
+}
+
 func TestEmbeddedBarePortListensOnLoopback(t *testing.T) {
 	e := MustListening(t, EmbeddedOptions{Listen: "0", Token: "tok"})
 	addr, ok := e.srv.Addr().(*net.TCPAddr)
