@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -58,7 +59,8 @@ func (s benchSource) Sync(ctx context.Context, pass ingestd.Pass) error {
 // BenchmarkIngest compares ingesting the same 10,000 documents with the
 // in-process library call (pipeline.Sync) and through JetStream on the
 // embedded server (SyncDispatch publishes item jobs, a worker ingests
-// them, stored events are published). Run with -benchtime=1x.
+// them, stored events are published), unsigned and signed. Run with
+// -benchtime=1x.
 func BenchmarkIngest(b *testing.B) {
 	items := benchItems(benchDocs)
 	inst := ingestd.Installation{ID: "bench", Kind: "files", Tier: ingestd.TierTrustedInternal}
@@ -87,13 +89,27 @@ func BenchmarkIngest(b *testing.B) {
 		b.ReportMetric(float64(benchDocs*b.N)/elapsed.Seconds(), "docs/s")
 	})
 
-	for _, conc := range []int{1, 4} {
-		b.Run(fmt.Sprintf("jetstream-embedded/concurrency=%d", conc), func(b *testing.B) {
+	// signed runs the same with a job key: every job signed by Publish
+	// and verified by the worker.
+	for _, run := range []struct {
+		conc   int
+		signed bool
+	}{{1, false}, {4, false}, {4, true}} {
+		name := fmt.Sprintf("jetstream-embedded/concurrency=%d", run.conc)
+		if run.signed {
+			name = fmt.Sprintf("jetstream-embedded-signed/concurrency=%d", run.conc)
+		}
+		conc := run.conc
+		b.Run(name, func(b *testing.B) {
 			var elapsed time.Duration
 			for range b.N {
 				b.StopTimer()
 				e := MustEmbedded(b)
-				q := MustQueue(b, e, nil)
+				var o *Options
+				if run.signed {
+					o = &Options{JobKey: testKey}
+				}
+				q := MustQueue(b, e, o)
 				var stored atomic.Int64
 				p, _ := newPipeline(b, func(ctx context.Context, doc *ingestd.Document) {
 					if err := q.PublishStored(ctx, doc); err != nil {
@@ -135,4 +151,30 @@ func BenchmarkIngest(b *testing.B) {
 			b.ReportMetric(float64(benchDocs*b.N)/elapsed.Seconds(), "docs/s")
 		})
 	}
+}
+
+// BenchmarkJobSignature sets the cost of signing and verifying one item
+// job (a benchmark document, about 3 KB of JSON) against encoding it,
+// which every publish does anyway.
+func BenchmarkJobSignature(b *testing.B) {
+	it := benchItems(1)[0]
+	job := ingestd.Job{Kind: ingestd.JobItem, Installation: "bench", Item: &it}
+	subject := JobsPrefix + "item.bench"
+	k := keys{testKey}
+	b.Run("encode", func(b *testing.B) {
+		for range b.N {
+			if _, err := json.Marshal(job); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	data, _ := json.Marshal(job)
+	b.Run("sign+verify", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for range b.N {
+			if r := k.verify(subject, "m", data, k.sign(subject, "m", data)); r != "" {
+				b.Fatal(r)
+			}
+		}
+	})
 }

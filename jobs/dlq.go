@@ -22,8 +22,12 @@ type DeadJob struct {
 	OriginalMsgID   string      `json:"original_msg_id,omitempty"`
 	Deliveries      int         `json:"deliveries"`
 	Error           string      `json:"error"`
+	Reason          string      `json:"reason,omitempty"` // why a worker refused it unrun: unsigned, bad signature, ...
 	FailedAt        time.Time   `json:"failed_at"`
 	Job             ingestd.Job `json:"job"`
+
+	data []byte // the body as it was queued
+	sig  string // its HeaderSignature, "" if none
 }
 
 // ListDLQ returns the dead letters, oldest first.
@@ -63,7 +67,10 @@ func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
 		OriginalSubject: m.Header.Get(HeaderSubject),
 		OriginalMsgID:   m.Header.Get(HeaderMsgID),
 		Error:           m.Header.Get(HeaderError),
+		Reason:          m.Header.Get(HeaderReason),
 		FailedAt:        m.Time,
+		data:            m.Data,
+		sig:             m.Header.Get(HeaderSignature),
 	}
 	dj.Deliveries, _ = strconv.Atoi(m.Header.Get(HeaderDeliveries))
 	if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(HeaderFailedAt)); err == nil {
@@ -82,6 +89,14 @@ func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
 // subject with a fresh message id (so the dedupe window of the first
 // attempt does not drop it), then removes it from the dead letters.
 // Returns ENOTFOUND for an id that is not a dead letter.
+//
+// Replay signs what it queues, so with a job key it first checks that the
+// dead letter is a job some process holding a job key signed, on the
+// subject it names: a forged job (refused as unsigned or with a bad
+// signature, or written straight to the dead-letter subjects) is never
+// laundered into a signed one. Such a dead letter returns EINVALID and
+// stays where it is; the installation's next sync pass queues its
+// content again if the source still has it.
 func (q *Queue) Replay(ctx context.Context, id string) error {
 	seq, err := strconv.ParseUint(id, 10, 64)
 	if err != nil || seq == 0 {
@@ -94,6 +109,14 @@ func (q *Queue) Replay(ctx context.Context, id string) error {
 	if dj.Job.Kind == "" || dj.Job.Installation == "" {
 		return ingestd.Errorf(ingestd.EINVALID, "dead letter %s has no decodable job; it cannot be replayed", id)
 	}
+	if q.keys.on() {
+		if r := q.keys.verify(dj.OriginalSubject, dj.OriginalMsgID, dj.data, dj.sig); r != "" {
+			return ingestd.Errorf(ingestd.EINVALID, "dead letter %s cannot be replayed: %s (no process holding a job key queued it as it stands); run the installation's sync instead", id, r)
+		}
+	}
+	if want, err := JobSubject(dj.Job.Kind, dj.Job.Installation); err != nil || want != dj.OriginalSubject {
+		return ingestd.Errorf(ingestd.EINVALID, "dead letter %s cannot be replayed: it was queued on %s but its body is a %q job for installation %q", id, dj.OriginalSubject, dj.Job.Kind, dj.Job.Installation)
+	}
 	msgID := "replay:" + id + ":" + dj.OriginalMsgID
 	if err := q.Publish(ctx, dj.Job, msgID); err != nil {
 		return fmt.Errorf("replay %s: %w", id, err)
@@ -104,19 +127,30 @@ func (q *Queue) Replay(ctx context.Context, id string) error {
 	return nil
 }
 
-// ReplayAll replays every dead letter and returns how many it queued. It
-// stops at the first failure.
+// ReplayAll replays every dead letter and returns how many it queued. A
+// dead letter Replay refuses as EINVALID (unverifiable, undecodable) is
+// left in place and named in the EINVALID error returned at the end; any
+// other failure stops it.
 func (q *Queue) ReplayAll(ctx context.Context) (int, error) {
 	all, err := q.ListDLQ(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var skipped []string
 	for _, dj := range all {
-		if err := q.Replay(ctx, dj.ID); err != nil {
+		err := q.Replay(ctx, dj.ID)
+		if ingestd.ErrorCode(err) == ingestd.EINVALID {
+			skipped = append(skipped, dj.ID)
+			continue
+		}
+		if err != nil {
 			return n, err
 		}
 		n++
+	}
+	if len(skipped) > 0 {
+		return n, ingestd.Errorf(ingestd.EINVALID, "%d dead letters cannot be replayed and were left in place (ids %s): replay one to see why", len(skipped), strings.Join(skipped, ", "))
 	}
 	return n, nil
 }

@@ -23,8 +23,19 @@ type EmbeddedOptions struct {
 	StoreDir string
 	// Listen is "host:port" for a TCP client listener. Empty (the default)
 	// opens none, so the embedded server never collides with a NATS
-	// already on the machine; clients connect in-process.
+	// already on the machine and nothing outside the process can reach it;
+	// clients connect in-process. A bare port ("4222" or ":4222") listens
+	// on 127.0.0.1 only. A listener needs credentials (Token, User and
+	// Password, or NKeySeed): StartEmbedded refuses one without, whatever
+	// the address, since anything that can publish a job could queue text
+	// under a trusted installation.
 	Listen string
+	// Token, User with Password, or NKeySeed (a user NKey seed, "SU…"):
+	// at most one. When set, every client authenticates, in-process ones
+	// included (Connect does it with the same credentials).
+	Token          string
+	User, Password string
+	NKeySeed       string
 	// MaxPayload is the largest message the server accepts (default 8 MiB).
 	MaxPayload int32
 	// ServerName defaults to "ingestd-embedded".
@@ -34,7 +45,31 @@ type EmbeddedOptions struct {
 
 // Embedded is an in-process NATS server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv  *server.Server
+	auth ConnectOptions // what in-process clients present
+}
+
+// ListenAddr normalises a listen address: a bare port ("4222" or
+// ":4222") becomes 127.0.0.1:4222. It reports whether the address is
+// loopback only (127.0.0.0/8, ::1 or localhost); 0.0.0.0, :: and every
+// other host are not.
+func ListenAddr(listen string) (addr string, loopback bool, err error) {
+	if listen != "" && strings.Trim(listen, "0123456789") == "" {
+		listen = ":" + listen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", false, fmt.Errorf("listen %q: want host:port or a port", listen)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return "", false, fmt.Errorf("listen %q: bad port %q", listen, port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ip := net.ParseIP(host)
+	loopback = strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())
+	return net.JoinHostPort(host, port), loopback, nil
 }
 
 // StartEmbedded starts a NATS server with JetStream storing under
@@ -42,6 +77,15 @@ type Embedded struct {
 func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 	if o.StoreDir == "" {
 		return nil, fmt.Errorf("embedded nats: a store directory is required")
+	}
+	auth := ConnectOptions{Token: o.Token, User: o.User, Password: o.Password, NKeySeed: o.NKeySeed}
+	kinds, err := auth.credentialKinds()
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	if o.Listen != "" && kinds == 0 {
+		return nil, fmt.Errorf("embedded nats: listen %s needs credentials (a token, a user and password, or an nkey): "+
+			"anything that can reach an open listener can queue jobs for any installation", o.Listen)
 	}
 	if err := os.MkdirAll(o.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
@@ -61,18 +105,32 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		opts.MaxPayload = 8 << 20
 	}
 	if o.Listen != "" {
-		host, port, err := net.SplitHostPort(o.Listen)
+		addr, _, err := ListenAddr(o.Listen)
 		if err != nil {
-			return nil, fmt.Errorf("embedded nats: listen %q: %w", o.Listen, err)
+			return nil, fmt.Errorf("embedded nats: %w", err)
 		}
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, fmt.Errorf("embedded nats: listen %q: bad port", o.Listen)
-		}
+		host, port, _ := net.SplitHostPort(addr)
+		p, _ := strconv.Atoi(port)
 		opts.Host, opts.Port = host, p
 		if p == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+	}
+	switch {
+	case o.Token != "":
+		opts.Authorization = o.Token
+	case o.User != "":
+		opts.Username, opts.Password = o.User, o.Password
+	case o.NKeySeed != "":
+		kp, err := nkeys.FromSeed([]byte(strings.TrimSpace(o.NKeySeed)))
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: nkey: %w", err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: nkey: %w", err)
+		}
+		opts.Nkeys = []*server.NkeyUser{{Nkey: pub}}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -88,12 +146,17 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		srv.Shutdown()
 		return nil, fmt.Errorf("embedded nats: not ready after 10s")
 	}
-	return &Embedded{srv: srv}, nil
+	return &Embedded{srv: srv, auth: auth}, nil
 }
 
-// Connect opens an in-process client connection.
+// Connect opens an in-process client connection, with the server's
+// credentials when it has any.
 func (e *Embedded) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(e.srv), nats.Name(name))
+	auth, err := e.auth.authOptions()
+	if err != nil {
+		return nil, fmt.Errorf("connect embedded nats: %w", err)
+	}
+	nc, err := nats.Connect("", append(auth, nats.InProcessServer(e.srv), nats.Name(name))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect embedded nats: %w", err)
 	}
@@ -117,7 +180,8 @@ func (e *Embedded) Shutdown() {
 // ConnectOptions authenticate and secure a connection to an external NATS.
 // Secrets are passed as values (package main reads them from the
 // environment variables the configuration names), never as file content
-// kept in the configuration.
+// kept in the configuration. At most one of Creds, NKeySeed, Token and
+// User/Password; TLS goes with any of them.
 type ConnectOptions struct {
 	Name string
 	// Creds is a credentials file's content (a user JWT and its NKey seed)
@@ -126,22 +190,37 @@ type ConnectOptions struct {
 	// NKeySeed is a user NKey seed ("SU…").
 	NKeySeed string
 	Token    string
+	// User and Password authenticate as a configured user.
+	User, Password string
 	// TLSCA, TLSCert and TLSKey are file paths; a CA alone verifies the
 	// server, a certificate and key authenticate the client.
 	TLSCA, TLSCert, TLSKey string
 }
 
-// Connect connects to the NATS servers at url (comma-separated for a
-// cluster) and keeps reconnecting for ever: a restarted server or a
-// leader change is a pause, not a failure. The first connection must
-// succeed.
-func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
-	opts := []nats.Option{
-		nats.Name(o.Name),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500 * time.Millisecond),
-		nats.RetryOnFailedConnect(false),
+// credentialKinds counts the kinds of credential set; more than one, or a
+// user without a password (or the reverse), is an error.
+func (o ConnectOptions) credentialKinds() (int, error) {
+	if (o.User == "") != (o.Password == "") {
+		return 0, fmt.Errorf("a user and a password go together")
 	}
+	n := 0
+	for _, set := range []bool{o.Creds != "", o.NKeySeed != "", o.Token != "", o.User != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return n, fmt.Errorf("use one kind of credential: creds, an nkey, a token, or a user and password")
+	}
+	return n, nil
+}
+
+// authOptions are the nats.go options that present the credentials.
+func (o ConnectOptions) authOptions() ([]nats.Option, error) {
+	if _, err := o.credentialKinds(); err != nil {
+		return nil, err
+	}
+	var opts []nats.Option
 	switch {
 	case o.Creds == "":
 	case strings.Contains(o.Creds, "-----BEGIN"):
@@ -174,6 +253,28 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if o.Token != "" {
 		opts = append(opts, nats.Token(o.Token))
 	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	return opts, nil
+}
+
+// Connect connects to the NATS servers at url (comma-separated for a
+// cluster) and keeps reconnecting for ever: a restarted server or a
+// leader change is a pause, not a failure. The first connection must
+// succeed; a server that refuses the credentials fails it.
+func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+	}
+	auth, err := o.authOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, auth...)
 	if o.TLSCA != "" || o.TLSCert != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if o.TLSCA != "" {

@@ -8,6 +8,13 @@
 // package pipeline, behind the handler RunWorker is given) and never reads
 // configuration or the environment (package main passes Options).
 //
+// A job is believed for what it proves, nothing more: with a job key
+// (Options.JobKey) every publish is signed over the subject, message id
+// and body, and a worker refuses a job it cannot verify; a worker also
+// refuses a job whose subject and body name different jobs, or whose
+// installation its process does not configure (WorkerOptions.Configured).
+// A refused job is a dead letter with its reason, never a handler call.
+//
 // Subjects:
 //
 //	ingestd.jobs.<kind>.<installation>   jobs (stream INGESTD_JOBS, work queue)
@@ -32,6 +39,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestd/ingestd"
 )
@@ -57,6 +65,9 @@ const (
 	HeaderDeliveries = "Ingestd-Deliveries"
 	HeaderMsgID      = "Ingestd-Msg-Id"
 	HeaderFailedAt   = "Ingestd-Failed-At"
+	// HeaderReason is set on the dead letter of a refused job: one of the
+	// Reason constants.
+	HeaderReason = "Ingestd-Reason"
 )
 
 // Options configures a Queue; the zero value of every field means its
@@ -101,8 +112,22 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Holder names this process in leases (default a random id).
 	Holder string
-	Logger *slog.Logger
-	Now    func() time.Time
+	// JobKey signs every job this queue publishes and verifies every job
+	// its workers run: a worker dead-letters a job without a valid
+	// signature (ReasonUnsigned, ReasonBadSignature) and Replay refuses a
+	// dead letter that was never validly signed. Every process of a
+	// deployment needs the same key. Empty (the default) turns signing off:
+	// right only when nothing outside the process can publish (the
+	// embedded server without a listener). At least MinJobKeyBytes.
+	JobKey []byte
+	// AcceptJobKeys are further keys workers accept but never sign with,
+	// for a rotation: add the new key here everywhere, then make it the
+	// JobKey (and the old one accepted) everywhere, then drop the old one.
+	AcceptJobKeys [][]byte
+	// Registerer receives ingestd_jobs_refused_total; nil means no metrics.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 func (o *Options) withDefaults() Options {
@@ -163,13 +188,34 @@ type Queue struct {
 	marks  jetstream.KeyValue
 	o      Options
 	log    *slog.Logger
+	keys   keys
+	// refused counts jobs workers refused, by reason.
+	refused *prometheus.CounterVec
 }
 
 // Open creates or updates the streams, the shared consumer and the KV
 // buckets (idempotent: every process may call it at start) and returns a
-// Queue on nc. It fails if JetStream is not enabled on the server.
+// Queue on nc. It fails if JetStream is not enabled on the server, and
+// with EINVALID for a job key shorter than MinJobKeyBytes.
 func Open(ctx context.Context, nc *nats.Conn, o *Options) (*Queue, error) {
 	opts := o.withDefaults()
+	k, err := checkKeys(opts.JobKey, opts.AcceptJobKeys)
+	if err != nil {
+		return nil, err
+	}
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ingestd_jobs_refused_total",
+		Help: "Jobs a worker refused before running them (dead-lettered), by reason: unsigned, bad_signature, undecodable, subject_mismatch, unknown_installation.",
+	}, []string{"reason"})
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(refused); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("register metrics: %w", err)
+			}
+			refused = are.ExistingCollector.(*prometheus.CounterVec)
+		}
+	}
 	log := opts.Logger
 	js, err := jetstream.New(nc,
 		jetstream.WithPublishAsyncMaxPending(4096),
@@ -179,7 +225,7 @@ func Open(ctx context.Context, nc *nats.Conn, o *Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	q := &Queue{nc: nc, js: js, o: opts, log: log}
+	q := &Queue{nc: nc, js: js, o: opts, log: log, keys: k, refused: refused}
 	if err := q.setup(ctx); err != nil {
 		return nil, err
 	}

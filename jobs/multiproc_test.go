@@ -37,6 +37,17 @@ const multiprocDocs = 2000
 // (store.url_env) for the URL of the test's Postgres database.
 const multiprocPostgresEnv = "INGESTD_MULTIPROC_POSTGRES_URL"
 
+// The nats-server of the test authenticates a user with a password, and
+// the processes sign their jobs, as a deployment must (nats.url needs
+// job_key_env): the variables their config names and the values.
+const (
+	multiprocNATSUser     = "ingestd"
+	multiprocPasswordEnv  = "INGESTD_MULTIPROC_NATS_PASSWORD"
+	multiprocNATSPassword = "multiproc-nats-password"
+	multiprocJobKeyEnv    = "INGESTD_MULTIPROC_JOB_KEY"
+	multiprocJobKey       = "multiproc-job-key-0123456789abcdef0123456789"
+)
+
 // storeSetup points a cluster's processes at a store and gives the test a
 // way to read it.
 type storeSetup func(t *testing.T, c *cluster)
@@ -102,7 +113,7 @@ type cluster struct {
 	listen            map[string]string
 	procs             map[string]*proc
 	storeYAML         string                  // the config's store: value
-	env               []string                // the processes' environment; nil means the test's
+	env               []string                // the processes' environment
 	openDB            func() (*sql.DB, error) // opens the store's database for reading
 }
 
@@ -117,6 +128,10 @@ func startCluster(t *testing.T, store storeSetup) *cluster {
 	dir := t.TempDir()
 	c := &cluster{dir: dir, natsBin: natsBin, natsPort: freePort(t), listen: map[string]string{}, procs: map[string]*proc{}}
 	store(t, c)
+	if c.env == nil {
+		c.env = os.Environ()
+	}
+	c.env = append(c.env, multiprocPasswordEnv+"="+multiprocNATSPassword, multiprocJobKeyEnv+"="+multiprocJobKey)
 	c.bin = filepath.Join(dir, "ingestd")
 	build := exec.Command("go", "build", "-o", c.bin, "github.com/ingestd/ingestd/cmd/ingestd")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -146,7 +161,8 @@ func startCluster(t *testing.T, store storeSetup) *cluster {
 func (c *cluster) startNATS(t *testing.T) {
 	t.Helper()
 	c.nats = startProc(t, filepath.Join(c.dir, "nats.log"), nil, c.natsBin,
-		"-js", "-sd", filepath.Join(c.dir, "nats"), "-a", "127.0.0.1", "-p", strconv.Itoa(c.natsPort))
+		"-js", "-sd", filepath.Join(c.dir, "nats"), "-a", "127.0.0.1", "-p", strconv.Itoa(c.natsPort),
+		"--user", multiprocNATSUser, "--pass", multiprocNATSPassword)
 	eventually(t, "nats-server to accept connections", func() bool {
 		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", c.natsPort), time.Second)
 		if err != nil {
@@ -165,7 +181,8 @@ func (c *cluster) writeConfig(t *testing.T, name string) {
 	cfg := fmt.Sprintf(`data_dir: ./data
 listen: %s
 store: %s
-nats: {url: "nats://127.0.0.1:%d", max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4}
+nats: {url: "nats://127.0.0.1:%d", user: %s, password_env: %s, job_key_env: %s,
+       max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4}
 embedder: {kind: lexical, dims: 64}
 firewall: {mode: enforce}
 log: {format: json, level: info}
@@ -174,7 +191,7 @@ installations:
     kind: files
     tier: trusted-internal
     files: {root: ./docs, include: ["**/*.md"]}
-`, c.listen[name], c.storeYAML, c.natsPort)
+`, c.listen[name], c.storeYAML, c.natsPort, multiprocNATSUser, multiprocPasswordEnv, multiprocJobKeyEnv)
 	if err := os.WriteFile(c.config(name), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -282,12 +299,18 @@ func (c *cluster) check(t *testing.T) {
 
 func (c *cluster) queue(t *testing.T) *Queue {
 	t.Helper()
-	nc, err := Connect(fmt.Sprintf("nats://127.0.0.1:%d", c.natsPort), ConnectOptions{Name: "multiproc-test"})
+	url := fmt.Sprintf("nats://127.0.0.1:%d", c.natsPort)
+	if nc, err := Connect(url, ConnectOptions{Name: "multiproc-stranger"}); err == nil {
+		nc.Close()
+		t.Fatal("nats-server took a client without credentials")
+	}
+	nc, err := Connect(url, ConnectOptions{Name: "multiproc-test", User: multiprocNATSUser, Password: multiprocNATSPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	q, err := Open(context.Background(), nc, &Options{MaxDeliver: 10, AckWait: 5 * time.Second, LeaseTTL: 10 * time.Second})
+	q, err := Open(context.Background(), nc, &Options{MaxDeliver: 10, AckWait: 5 * time.Second, LeaseTTL: 10 * time.Second,
+		JobKey: []byte(multiprocJobKey)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@ import (
 // webhook, "sync:<installation>:<bucket start unix>" for a scheduled pass.
 // An empty msgID disables dedupe for this job.
 //
+// With a job key the job is signed (HeaderSignature) over the subject,
+// msgID and the exact body bytes.
+//
 // Returns EINVALID for a kind or installation that cannot be a subject
 // token, ETOOLARGE for a job larger than MaxMsgSize, EUNAVAILABLE when the
 // stream is full or JetStream does not answer.
@@ -44,11 +47,15 @@ func (q *Queue) publish(ctx context.Context, job ingestd.Job, msgID string) (dup
 	if len(data) > int(q.o.MaxMsgSize) {
 		return false, ingestd.Errorf(ingestd.ETOOLARGE, "job %s is %d bytes; the limit (nats.max_msg_size) is %d", subject, len(data), q.o.MaxMsgSize)
 	}
+	m := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+	if sig := q.keys.sign(subject, msgID, data); sig != "" {
+		m.Header.Set(HeaderSignature, sig)
+	}
 	var opts []jetstream.PublishOpt
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	ack, err := q.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data}, opts...)
+	ack, err := q.js.PublishMsg(ctx, m, opts...)
 	if err != nil {
 		return false, publishErr(subject, err)
 	}

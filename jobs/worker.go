@@ -42,12 +42,24 @@ type WorkerOptions struct {
 	// a crashed holder's lease to expire). It waits with in-progress acks;
 	// after LeaseWait it is nak'd with the BackOff delay like a failure.
 	LeaseWait time.Duration
+	// Configured reports whether this process configures the installation
+	// a job names; a job for one it does not is refused
+	// (ReasonUnknownInstallation) before the handler sees it, whatever
+	// signed it. Nil accepts every installation.
+	Configured func(installation string) bool
 }
 
 // RunWorker consumes jobs from the shared durable consumer until ctx is
 // done, running at most Concurrency at once, then drains: it stops
 // pulling, lets in-flight jobs finish (up to DrainTimeout) and naks what
 // is left, so nothing is lost. It returns nil after a drain.
+//
+// Before the handler sees a job the worker admits it: with a job key the
+// signature must verify, the body must decode, the subject must be the one
+// the body's kind and installation name, and Configured must know the
+// installation. A job that fails any of these is refused: dead-lettered
+// at once with its reason (HeaderReason), counted in
+// ingestd_jobs_refused_total and logged as worker.job_refused.
 //
 // A sync job first takes its installation's lease (see AcquireLease),
 // refreshing it every LeaseTTL/3 while the handler runs; if the lease is
@@ -163,9 +175,10 @@ func (w *worker) handle(msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	var job ingestd.Job
-	if err := json.Unmarshal(msg.Data(), &job); err != nil {
-		w.dead(msg, md, job, ingestd.Errorf(ingestd.EINVALID, "undecodable job: %v", err))
+	job, reason, err := w.admit(msg)
+	if reason != "" {
+		w.q.refused.WithLabelValues(strings.ReplaceAll(reason, " ", "_")).Inc()
+		w.dead(msg, md, job, reason, err)
 		return
 	}
 
@@ -194,6 +207,32 @@ func (w *worker) handle(msg jetstream.Msg) {
 	w.settle(msg, md, job, err)
 }
 
+// admit checks a delivered job before any handler sees it and returns
+// it, or the refusal reason and what was wrong. The body is decoded only
+// once its signature verified.
+func (w *worker) admit(msg jetstream.Msg) (job ingestd.Job, reason string, err error) {
+	subject, hdr := msg.Subject(), msg.Headers()
+	if w.q.keys.on() {
+		switch r := w.q.keys.verify(subject, hdr.Get(nats.MsgIdHdr), msg.Data(), hdr.Get(HeaderSignature)); r {
+		case "":
+		case ReasonUnsigned:
+			return job, r, fmt.Errorf("%s: the job carries no %s header; only a process holding the job key queues jobs", r, HeaderSignature)
+		default:
+			return job, r, fmt.Errorf("%s: the signature does not verify under any job key this worker accepts (forged, altered, moved from another subject, or signed with another key)", r)
+		}
+	}
+	if err := json.Unmarshal(msg.Data(), &job); err != nil {
+		return ingestd.Job{}, ReasonUndecodable, fmt.Errorf("%s: %v", ReasonUndecodable, err)
+	}
+	if want, err := JobSubject(job.Kind, job.Installation); err != nil || want != subject {
+		return job, ReasonSubjectMismatch, fmt.Errorf("%s: the job travels on %s but its body is a %q job for installation %q", ReasonSubjectMismatch, subject, job.Kind, job.Installation)
+	}
+	if w.o.Configured != nil && !w.o.Configured(job.Installation) {
+		return job, ReasonUnknownInstallation, fmt.Errorf("%s: installation %q is not configured in this worker", ReasonUnknownInstallation, job.Installation)
+	}
+	return job, "", nil
+}
+
 // settle acks, naks or dead-letters a job by the handler's result.
 func (w *worker) settle(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingestd.Job, err error) {
 	q := w.q
@@ -205,11 +244,11 @@ func (w *worker) settle(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingest
 			q.log.Warn("worker.ack_failed", "subject", msg.Subject(), "error", aerr.Error())
 		}
 	case ingestd.ErrorCode(err) == ingestd.EINVALID:
-		w.dead(msg, md, job, err)
+		w.dead(msg, md, job, "", err)
 	case w.draining.Err() != nil:
 		_ = msg.Nak() // draining: another worker takes it now
 	case int(md.NumDelivered) >= q.o.MaxDeliver:
-		w.dead(msg, md, job, err)
+		w.dead(msg, md, job, "", err)
 	default:
 		delay := q.o.BackOff[min(int(md.NumDelivered), len(q.o.BackOff))-1]
 		q.log.Warn("worker.job_failed", "subject", msg.Subject(), "delivery", md.NumDelivered,
@@ -287,35 +326,51 @@ func every(ctx context.Context, period time.Duration, fn func(ctx context.Contex
 }
 
 // dead moves the job to ingestd.dlq.<kind>.<installation> with the error
-// and terminates the original. If the dead letter cannot be written the
-// job is nak'd instead: it is never dropped.
-func (w *worker) dead(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingestd.Job, cause error) {
+// (and the refusal reason, for a refused job) and terminates the
+// original. If the dead letter cannot be written the job is nak'd
+// instead: it is never dropped.
+func (w *worker) dead(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingestd.Job, reason string, cause error) {
 	q := w.q
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.hard), 10*time.Second)
 	defer cancel()
-	err := q.deadLetter(ctx, msg.Subject(), msg.Headers().Get(nats.MsgIdHdr), md.Sequence.Stream,
-		int(md.NumDelivered), msg.Data(), cause)
+	err := q.deadLetter(ctx, msg.Subject(), msg.Headers(), md.Sequence.Stream,
+		int(md.NumDelivered), msg.Data(), reason, cause)
 	if err != nil {
 		q.log.Error("worker.dlq_failed", "subject", msg.Subject(), "error", err.Error())
 		_ = msg.NakWithDelay(q.o.BackOff[0])
 		return
 	}
-	q.log.Warn("worker.dead_letter", "subject", msg.Subject(), "installation", job.Installation,
-		"deliveries", md.NumDelivered, "error", cause.Error())
+	if reason != "" {
+		// Never the key or the signature: the subject says what was claimed.
+		q.log.Warn("worker.job_refused", "subject", msg.Subject(), "reason", reason,
+			"stream_seq", md.Sequence.Stream, "error", cause.Error())
+	} else {
+		q.log.Warn("worker.dead_letter", "subject", msg.Subject(), "installation", job.Installation,
+			"deliveries", md.NumDelivered, "error", cause.Error())
+	}
 	_ = msg.TermWithReason("dead letter: " + firstLine(cause.Error()))
 }
 
 // deadLetter publishes a job's body to the dead letters with the headers
-// that say why. The message id is derived from the job's stream sequence,
-// so moving the same job twice stores it once.
-func (q *Queue) deadLetter(ctx context.Context, subject, msgID string, seq uint64, deliveries int, data []byte, cause error) error {
+// that say why, keeping its message id and signature so Replay can check
+// that a process holding the job key queued it. The dead letter's own
+// message id is derived from the job's stream sequence, so moving the same
+// job twice stores it once.
+func (q *Queue) deadLetter(ctx context.Context, subject string, orig nats.Header, seq uint64, deliveries int, data []byte, reason string, cause error) error {
 	rest := strings.TrimPrefix(subject, JobsPrefix)
 	m := &nats.Msg{Subject: DLQPrefix + rest, Data: data, Header: nats.Header{}}
 	m.Header.Set(HeaderError, firstLine(cause.Error()))
 	m.Header.Set(HeaderSubject, subject)
 	m.Header.Set(HeaderDeliveries, strconv.Itoa(deliveries))
+	msgID := orig.Get(nats.MsgIdHdr)
 	if msgID != "" {
 		m.Header.Set(HeaderMsgID, msgID)
+	}
+	if sig := orig.Get(HeaderSignature); sig != "" {
+		m.Header.Set(HeaderSignature, sig)
+	}
+	if reason != "" {
+		m.Header.Set(HeaderReason, reason)
 	}
 	m.Header.Set(HeaderFailedAt, q.o.Now().UTC().Format(time.RFC3339Nano))
 	if _, err := q.js.PublishMsg(ctx, m, jetstream.WithMsgID("dlq:"+strconv.FormatUint(seq, 10)+":"+msgID)); err != nil {
@@ -341,7 +396,7 @@ func (q *Queue) onMaxDeliveries(ctx context.Context, m *nats.Msg) {
 		return // acked or moved meanwhile
 	}
 	cause := fmt.Errorf("delivered %d times without an ack (worker crashed or timed out)", adv.Deliveries)
-	if err := q.deadLetter(ctx, raw.Subject, raw.Header.Get(nats.MsgIdHdr), raw.Sequence, adv.Deliveries, raw.Data, cause); err != nil {
+	if err := q.deadLetter(ctx, raw.Subject, raw.Header, raw.Sequence, adv.Deliveries, raw.Data, "", cause); err != nil {
 		q.log.Error("worker.dlq_failed", "subject", raw.Subject, "error", err.Error())
 		return
 	}

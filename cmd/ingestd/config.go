@@ -56,18 +56,29 @@ type StoreConfig struct {
 	HNSWEfConstruction int `yaml:"hnsw_ef_construction"`
 }
 
-// NATSConfig selects the job transport; empty means in-process.
+// NATSConfig selects the job transport; empty means in-process. With url
+// or listen, NATS credentials and job_key_env are required (see
+// validateNATS).
 type NATSConfig struct {
-	URL        string `yaml:"url"`
-	Listen     string `yaml:"listen"`
-	CredsEnv   string `yaml:"creds_env"`
-	NKeyEnv    string `yaml:"nkey_env"`
-	TokenEnv   string `yaml:"token_env"`
-	TLSCA      string `yaml:"tls_ca"`
-	TLSCert    string `yaml:"tls_cert"`
-	TLSKey     string `yaml:"tls_key"`
-	Replicas   int    `yaml:"replicas"`
-	MaxDeliver int    `yaml:"max_deliver"`
+	URL    string `yaml:"url"`
+	Listen string `yaml:"listen"` // embedded server's TCP listener; a bare port means 127.0.0.1
+	// One kind of credential, each read from the variable it names:
+	// creds_env (url only), nkey_env, token_env, or user with password_env.
+	CredsEnv    string `yaml:"creds_env"`
+	NKeyEnv     string `yaml:"nkey_env"`
+	TokenEnv    string `yaml:"token_env"`
+	User        string `yaml:"user"`
+	PasswordEnv string `yaml:"password_env"`
+	TLSCA       string `yaml:"tls_ca"`
+	TLSCert     string `yaml:"tls_cert"`
+	TLSKey      string `yaml:"tls_key"`
+	// JobKeyEnv names the variable holding the key every process signs
+	// and verifies jobs with; AcceptJobKeyEnv one more key workers accept
+	// during a rotation.
+	JobKeyEnv       string `yaml:"job_key_env"`
+	AcceptJobKeyEnv string `yaml:"accept_job_key_env"`
+	Replicas        int    `yaml:"replicas"`
+	MaxDeliver      int    `yaml:"max_deliver"`
 	// Concurrency is how many jobs one worker process runs at once
 	// (default 4); AckWait how long a job may go silent before it is
 	// redelivered (default 30s); MaxMsgSize the largest job (default
@@ -79,6 +90,9 @@ type NATSConfig struct {
 	MaxMsgSize  int32    `yaml:"max_msg_size"`
 	MaxBytes    int64    `yaml:"max_bytes"`
 	LeaseTTL    Duration `yaml:"lease_ttl"`
+
+	line  int            // the line of the nats key
+	lines map[string]int // the line of each key inside it
 }
 
 // EmbedderConfig selects the embedder.
@@ -334,6 +348,9 @@ func (c *Config) validate(doc *yaml.Node) error {
 		}
 	default:
 		return &configError{path: c.path, line: line("store"), msg: fmt.Sprintf("store: driver %q is not one of sqlite, postgres", c.Store.Driver)}
+	}
+	if err := c.validateNATS(doc); err != nil {
+		return err
 	}
 	switch c.Embedder.Kind {
 	case "":

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/jobs"
@@ -29,20 +31,33 @@ type jobQueue struct {
 // it. A one-shot command (embedded false) without nats.url connects to
 // nats.listen, the TCP listener a running serve opened, or fails with a
 // hint: the embedded server lives inside serve.
-func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, error) {
+//
+// The credentials and job keys come from the variables the nats block
+// names (natsSecrets); every job the queue publishes is signed with the
+// job key and every job its workers run must verify. reg, when not nil,
+// receives the queue's metrics.
+func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg prometheus.Registerer) (*jobQueue, error) {
 	c := a.cfg.NATS
 	for _, id := range a.order {
 		if err := jobs.CheckToken("installation id", id); err != nil {
 			return nil, &configError{path: a.cfg.path, msg: err.Error()}
 		}
 	}
+	co, key, accept, err := a.natsSecrets(e)
+	if err != nil {
+		return nil, err
+	}
+	co.Name = "ingestd"
 	jq := &jobQueue{}
-	var err error
 	switch {
 	case c.URL == "" && embedded:
 		jq.emb, err = jobs.StartEmbedded(jobs.EmbeddedOptions{
 			StoreDir:   filepath.Join(a.cfg.Path(a.cfg.DataDir), "nats"),
 			Listen:     c.Listen,
+			Token:      co.Token,
+			User:       co.User,
+			Password:   co.Password,
+			NKeySeed:   co.NKeySeed,
 			MaxPayload: max(c.MaxMsgSize+64<<10, 8<<20),
 			Logger:     a.log,
 		})
@@ -59,21 +74,11 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, 
 	default:
 		url := c.URL
 		if url == "" {
-			url = "nats://" + c.Listen
+			url = "nats://" + dialListen(c.Listen)
 		}
-		co := jobs.ConnectOptions{Name: "ingestd"}
-		for _, s := range []struct {
-			key, env string
-			dst      *string
-		}{{"creds_env", c.CredsEnv, &co.Creds}, {"nkey_env", c.NKeyEnv, &co.NKeySeed}, {"token_env", c.TokenEnv, &co.Token}} {
-			if s.env == "" {
-				continue
-			}
-			v, ok := e.lookupEnv(s.env)
-			if !ok || v == "" {
-				return nil, &configError{path: a.cfg.path, msg: fmt.Sprintf("nats: %s: environment variable %s is not set", s.key, s.env)}
-			}
-			*s.dst = v
+		if co.Creds == "" && co.NKeySeed == "" && co.Token == "" && co.User == "" && c.TLSCert == "" && !strings.Contains(url, "@") {
+			a.log.Warn("nats.no_credentials", "url", url,
+				"hint", "anyone who can reach this NATS can read and delete jobs; the job key still keeps them from queueing one a worker believes")
 		}
 		if c.TLSCA != "" {
 			co.TLSCA = a.cfg.Path(c.TLSCA)
@@ -86,13 +91,16 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool) (*jobQueue, 
 		}
 	}
 	jq.Queue, err = jobs.Open(ctx, jq.nc, &jobs.Options{
-		Replicas:   c.Replicas,
-		MaxDeliver: c.MaxDeliver,
-		AckWait:    time.Duration(c.AckWait),
-		MaxMsgSize: c.MaxMsgSize,
-		MaxBytes:   c.MaxBytes,
-		LeaseTTL:   time.Duration(c.LeaseTTL),
-		Logger:     a.log,
+		Replicas:      c.Replicas,
+		MaxDeliver:    c.MaxDeliver,
+		AckWait:       time.Duration(c.AckWait),
+		MaxMsgSize:    c.MaxMsgSize,
+		MaxBytes:      c.MaxBytes,
+		LeaseTTL:      time.Duration(c.LeaseTTL),
+		JobKey:        key,
+		AcceptJobKeys: accept,
+		Registerer:    reg,
+		Logger:        a.log,
 	})
 	if err != nil {
 		jq.Close()
@@ -150,6 +158,13 @@ func (a *app) jobHandler(q *jobs.Queue) jobs.Handler {
 	}
 }
 
+// configured reports whether the installation is in this process's
+// configuration: a worker refuses a job for any other, signed or not.
+func (a *app) configured(id string) bool {
+	_, ok := a.insts[id]
+	return ok
+}
+
 // runDLQ is `ingestd dlq list|replay`.
 func runDLQ(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
@@ -168,7 +183,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	jq, err := a.openQueue(ctx, e, false)
+	jq, err := a.openQueue(ctx, e, false, nil)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// Jobs travel on NATS JetStream: the embedded server under data_dir
 	// without nats.url. Every role schedules (leaderless: the message id
 	// of a pass makes N schedulers queue one job); all and worker consume.
-	jq, err := a.openQueue(ctx, e, true)
+	// With a job key every publish is signed and a worker runs only jobs
+	// that verify, for installations this configuration has.
+	jq, err := a.openQueue(ctx, e, true, reg)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), jobs.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency}); err != nil {
+			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), jobs.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency, Configured: a.configured}); err != nil {
 				a.log.Error("worker.stopped", "error", err.Error())
 				cancel()
 			}

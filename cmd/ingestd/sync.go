@@ -35,7 +35,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return &usageError{msg: err.Error()}
 	}
 	if *queue {
-		jq, err := a.openQueue(ctx, e, false)
+		jq, err := a.openQueue(ctx, e, false, nil)
 		if err != nil {
 			return err
 		}
