@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -129,8 +131,9 @@ func TestRedirectScopeUpgrade(t *testing.T) {
 }
 
 // TestPageCannotNameItsURL: what a page says about its own address (a
-// meta refresh, rel=canonical, og:url, a base element) neither moves the
-// fetch nor becomes the stored identity.
+// meta refresh, rel=canonical, og:url, a base element, Refresh,
+// Content-Location and Link headers) neither moves the fetch nor becomes
+// the stored identity.
 func TestPageCannotNameItsURL(t *testing.T) {
 	n := MustNet(t)
 	n.page(docs+"/claims", "text/html", `<html><head><title>Claims</title>
@@ -141,6 +144,15 @@ func TestPageCannotNameItsURL(t *testing.T) {
 </head><body><article><p>A page that claims to live elsewhere. <a href="relative">a relative link</a>
 <a href="https://docs.example.com/real">a real one</a></p></article></body></html>`)
 	n.html(docs+"/real", "Real", "<p>real</p>")
+	n.mu.Lock()
+	n.routes[docs+"/headers"] = func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Refresh", "0; url=https://evil.example.com/refresh")
+		w.Header().Set("Content-Location", "https://evil.example.com/content-location")
+		w.Header().Set("Link", `<https://evil.example.com/link>; rel="canonical"`)
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "headers that claim another address")
+	}
+	n.mu.Unlock()
 	for _, tier := range []ingestd.Tier{ingestd.TierTrustedInternal, ingestd.TierUntrustedExternal} {
 		src := MustNetSource(t, n, tier, Config{URLs: []string{docs + "/claims"}, Crawl: CrawlConfig{Depth: 1}})
 		items, err := src.Fetch(context.Background(), docs+"/claims")
@@ -148,6 +160,13 @@ func TestPageCannotNameItsURL(t *testing.T) {
 			t.Fatalf("%s: Fetch: %v", tier, err)
 		}
 		if got, want := items[0].ExternalID+" "+items[0].URI, docs+"/claims "+docs+"/claims"; got != want {
+			t.Errorf("%s: identity = %q, want %q", tier, got, want)
+		}
+		items, err = src.Fetch(context.Background(), docs+"/headers")
+		if err != nil {
+			t.Fatalf("%s: Fetch: %v", tier, err)
+		}
+		if got, want := items[0].ExternalID+" "+items[0].URI, docs+"/headers "+docs+"/headers"; got != want {
 			t.Errorf("%s: identity = %q, want %q", tier, got, want)
 		}
 		p := newPass(nil)
@@ -311,5 +330,50 @@ func TestRedirectOffSiteIsAMiss(t *testing.T) {
 	}
 	if got := n.outside(docs); len(got) != 0 {
 		t.Errorf("the attacker's site was asked for %v", got)
+	}
+}
+
+// TestScopeSite: how the site rule reads a URL's origin.
+func TestScopeSite(t *testing.T) {
+	sc, err := newScope("web", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"https://docs.example.com/", "http://plain.example.com:8080/", "https://b\u00fccher.example/"} {
+		sc.addSite(mustURL(t, s))
+	}
+	for _, tt := range []struct {
+		url  string
+		want string // "" on a site, else the rule
+	}{
+		{"https://docs.example.com/x", ""},
+		{"https://DOCS.EXAMPLE.COM./x", ""},
+		{"https://docs.example.com:443/x", ""},
+		{"https://docs.example.com:/x", ""},
+		{"https://\uff44\uff4f\uff43\uff53.example.com/x", ""}, // full-width letters map to the same name
+		{"https://docs.example.com:8443/x", "site"},
+		{"http://docs.example.com/x", "downgrade"},
+		{"https://evil.example.com/x", "site"},
+		{"https://docs.example.com.evil.example/x", "site"},
+		{"https://evil.example/docs.example.com/", "site"},
+		{"https://docs.example.com@evil.example/", "site"},
+		{"https://d\u043ecs.example.com/x", "site"}, // Cyrillic o
+		{"https://xn--bcher-kva.example/", ""},
+		{"https://B\u00dcCHER.example/", ""},
+		{"http://b\u00fccher.example/", "downgrade"},
+		{"http://plain.example.com:8080/", ""},
+		{"https://plain.example.com:8080/", ""}, // an http site takes its https pages
+		{"http://plain.example.com/", "site"},
+	} {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.url, err)
+		}
+		if got := sc.site(u); got != tt.want {
+			t.Errorf("site(%s) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+	if got := sc.anywhereFor().site(mustURL(t, "http://evil.example/")); got != "" {
+		t.Errorf("anywhere scope refused %q", got)
 	}
 }
