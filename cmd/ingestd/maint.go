@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -128,7 +126,8 @@ type urlFetcher interface {
 }
 
 // runIngest ingests one file or URL into an installation in the
-// foreground; a URL the guard refuses exits non-zero with the rule.
+// foreground; a URL the guard or the site rule refuses, or a file outside
+// the root or not a regular file, exits non-zero naming the rule.
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
@@ -153,11 +152,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	var items []ingestd.Item
 	switch s := src.(type) {
 	case *files.Source:
-		rel, err := relInside(s.Config().Root, pos[0])
-		if err != nil {
-			return &usageError{msg: err.Error()}
-		}
-		if items, err = s.ReadItems(rel); err != nil {
+		// Through the root: a path outside it, a symlink out of it, a
+		// FIFO or anything but a regular file is refused, naming the rule.
+		if items, err = s.ReadPath(pos[0]); err != nil {
 			return err
 		}
 	case urlFetcher:
@@ -175,23 +172,4 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
 	}
 	return nil
-}
-
-// relInside returns path relative to root, slash-separated, or an error
-// when it lies outside root: a file outside the installation's folder
-// would be tombstoned by its next pass.
-func relInside(root, path string) (string, error) {
-	absRoot, err := filepath.Abs(root)
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	rel, err := filepath.Rel(absRoot, abs)
-	if err != nil || rel == "." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
-		return "", fmt.Errorf("%s is not inside the installation's root %s", path, root)
-	}
-	return filepath.ToSlash(rel), nil
 }

@@ -4,17 +4,17 @@
 // child items).
 //
 // It only reads: it never writes, moves or deletes anything under the root,
-// never follows a symlink out of the root, and never resolves a relative
-// root itself (cmd resolves it against the config file's directory).
+// never reads anything outside the root or anything but a regular file
+// (every file is opened through one os.Root, see tree), and never resolves
+// a relative root itself (cmd resolves it against the config file's
+// directory).
 package files
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -67,6 +67,10 @@ type Source struct {
 	installation string
 	cfg          Config
 	log          *slog.Logger
+	// listed, when set, runs between a pass's listing and its reads.
+	// Tests use it to change the tree under a pass; production never sets
+	// it.
+	listed func()
 }
 
 var _ ingestd.Source = (*Source)(nil)
@@ -128,15 +132,18 @@ func NewSource(installation string, cfg Config, logger *slog.Logger) (*Source, e
 func (s *Source) Config() Config { return s.cfg }
 
 // Sync walks the root and Puts every matching file, in lexical order.
-// Hidden files and directories (".git", ".DS_Store") are skipped, and so
-// are symlinks to directories or to anything outside the root. A file that cannot be
-// read or parsed is reported with pass.Fail, one over MaxFileBytes with
-// pass.Skip, and the pass goes on; so is each .eml attachment over
-// MaxAttachments. pass.Total is raised by each .eml's attachments, so it
-// is exact by the end. When the whole tree was listed, Sync calls
-// pass.Complete so files removed since the last pass are tombstoned; when a
-// directory could not be read it does not (its files would be tombstoned
-// for nothing) and logs why.
+// Hidden files and directories (".git", ".DS_Store") are skipped, and
+// symlinks are never descended. Every listed file is read through the
+// root (see tree): a symlink that leads outside the root or is absolute, a
+// FIFO, socket, device or directory, a name that is not UTF-8 or holds a
+// control character, are refused (a *RefusedError naming the rule) and
+// reported with pass.Fail, as is a file that cannot be read or parsed; one
+// over MaxFileBytes is reported with pass.Skip, and so is each .eml
+// attachment over MaxAttachments; the pass goes on. pass.Total is raised
+// by each .eml's attachments, so it is exact by the end. When the whole
+// tree was listed, Sync calls pass.Complete so files removed since the
+// last pass are tombstoned; when a directory could not be read it does not
+// (its files would be tombstoned for nothing) and logs why.
 //
 // Every file is read on every pass; the pipeline skips unchanged content by
 // hash. A cursor of mtimes could skip reading, but a file skipped is
@@ -145,24 +152,32 @@ func (s *Source) Config() Config { return s.cfg }
 // It returns an error when the root is missing (ENOTFOUND) or not a
 // directory (EINVALID), when ctx ends, or when pass.Put fails.
 func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
-	files, complete, err := s.list(ctx)
+	t, err := openTree(s.cfg.Root)
 	if err != nil {
 		return err
 	}
+	defer t.Close()
+	files, complete, err := s.list(ctx, t)
+	if err != nil {
+		return err
+	}
+	if s.listed != nil {
+		s.listed()
+	}
 	total := len(files)
 	pass.Total(total)
-	for _, f := range files {
+	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		items, over, err := readItems(s.installation, f.rel, f.path, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+		items, over, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
 		if ingestd.ErrorCode(err) == ingestd.ETOOLARGE {
-			s.log.Warn("files: file over max_file_bytes skipped", "installation", s.installation, "path", f.rel, "err", err)
-			pass.Skip(f.rel, "over max_file_bytes")
+			s.log.Warn("files: file over max_file_bytes skipped", "path", rel, "err", err)
+			pass.Skip(rel, "over max_file_bytes")
 			continue
 		}
 		if err != nil {
-			pass.Fail(f.rel, err)
+			pass.Fail(rel, err)
 			continue
 		}
 		if n := len(items) - 1 + len(over); n > 0 { // an .eml's attachments
@@ -188,105 +203,88 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 }
 
 // ReadItems reads the file at rel (slash-separated, relative to the
-// source's root) as the items Sync would Put for it.
+// source's root) as the items Sync would Put for it, through the root
+// like Sync (see ReadItems).
 func (s *Source) ReadItems(rel string) ([]ingestd.Item, error) {
-	return ReadItems(s.installation, s.cfg.Root, rel, s.cfg.MaxFileBytes)
+	t, err := openTree(s.cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	items, _, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+	return items, err
 }
 
-// file is one listed file: its slash path relative to the root (its
-// external id) and the path to open.
-type file struct{ rel, path string }
-
-// list walks the root and returns the matching regular files in lexical
-// order, and whether every directory could be read.
-func (s *Source) list(ctx context.Context) ([]file, bool, error) {
-	root := s.cfg.Root
-	info, err := os.Stat(root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, ingestd.Errorf(ingestd.ENOTFOUND, "files root %q does not exist", root)
-	case err != nil:
-		return nil, false, fmt.Errorf("files root %q: %w", root, err)
-	case !info.IsDir():
-		return nil, false, ingestd.Errorf(ingestd.EINVALID, "files root %q is not a directory", root)
-	}
-	// Walk the real root so a root that is itself a symlink is entered,
-	// and symlinks inside can be checked against it.
-	real, err := filepath.EvalSymlinks(root)
+// ReadPath reads the file named by p as written on a command line
+// (absolute, or relative to the working directory) as the items Sync would
+// Put for it, for `ingestd ingest PATH`. p must name a regular file inside
+// the root: it is made relative to the root as written, or else to the
+// root's real folder through the real folder p is in (so a root that is a
+// symlink can be named either way); its last element is left for the root
+// to judge. A path outside the root is a *RefusedError (rule
+// outside-root); the rest is as ReadItems.
+func (s *Source) ReadPath(p string) ([]ingestd.Item, error) {
+	rel, err := s.relPath(p)
 	if err != nil {
-		return nil, false, fmt.Errorf("files root %q: %w", root, err)
+		return nil, err
 	}
-	var out []file
-	complete := true
-	err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+	return s.ReadItems(rel)
+}
+
+func (s *Source) relPath(p string) (string, error) {
+	root, err := filepath.Abs(s.cfg.Root)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if rel, ok := inside(root, abs); ok {
+		return rel, nil
+	}
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realDir, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err1 == nil && err2 == nil {
+		if rel, ok := inside(realRoot, filepath.Join(realDir, filepath.Base(abs))); ok {
+			return rel, nil
 		}
-		if err != nil {
-			if p == real {
-				return err
-			}
-			s.log.Warn("files: cannot read", "installation", s.installation, "path", p, "err", err)
-			complete = false
-			return nil
-		}
-		if p == real {
-			return nil
-		}
-		rel, err := filepath.Rel(real, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(d.Name(), ".") { // .git, .DS_Store, editor lock files
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		switch t := d.Type(); {
-		case d.IsDir():
-			if s.excludedDir(rel) {
-				return fs.SkipDir
-			}
-			return nil
-		case t&fs.ModeSymlink != 0:
-			if !s.symlinkedFileInside(real, p) {
-				return nil
-			}
-		case !t.IsRegular():
+	}
+	return "", &RefusedError{Path: p, Rule: "outside-root", Reason: fmt.Sprintf("%s is outside the root %s of installation %q", p, s.cfg.Root, s.installation)}
+}
+
+// inside returns p relative to root, slash-separated, when p lies in it.
+func inside(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// list walks the tree and returns the slash paths, relative to the root,
+// of the entries that match and are not directories, in lexical order,
+// and whether every directory could be read. Regular files and symlinks
+// are listed whatever they lead to; reading them decides.
+func (s *Source) list(ctx context.Context, t *tree) ([]string, bool, error) {
+	var out []string
+	log := s.log.With("installation", s.installation)
+	skipDir := func(rel, name string) bool {
+		return strings.HasPrefix(name, ".") || s.excludedDir(rel) // .git
+	}
+	complete, err := t.walk(ctx, log, skipDir, func(rel string, d fs.DirEntry) error {
+		if strings.HasPrefix(d.Name(), ".") { // .DS_Store, editor lock files
 			return nil
 		}
 		if s.matches(rel) {
-			out = append(out, file{rel: rel, path: p})
+			out = append(out, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, false, cerr
-		}
-		return nil, false, fmt.Errorf("walk files root %q: %w", root, err)
+		return nil, false, err
 	}
 	return out, complete, nil
-}
-
-// symlinkedFileInside reports whether the symlink at p leads to a regular
-// file inside the real root. Symlinked directories are never followed (no
-// cycles, no second path to the same file).
-func (s *Source) symlinkedFileInside(real, p string) bool {
-	target, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		s.log.Warn("files: broken symlink skipped", "installation", s.installation, "path", p, "err", err)
-		return false
-	}
-	rel, err := filepath.Rel(real, target)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		s.log.Warn("files: symlink out of the root skipped", "installation", s.installation, "path", p)
-		return false
-	}
-	fi, err := os.Stat(target)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // matches reports whether rel is included and not excluded. Patterns were

@@ -282,38 +282,6 @@ func TestSync_Unreadable(t *testing.T) {
 	}
 }
 
-func TestSync_Symlinks(t *testing.T) {
-	root := MustCopyTree(t, "basic")
-	outside := filepath.Join(t.TempDir(), "secret.md")
-	if err := os.WriteFile(outside, []byte("# secret"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for link, target := range map[string]string{
-		"inside-link.md":  filepath.Join(root, "handbook.md"),
-		"outside-link.md": outside,
-		"notes-link":      filepath.Join(root, "notes"),
-		"dangling.md":     filepath.Join(root, "nope.md"),
-	} {
-		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
-			t.Skipf("symlinks unsupported: %v", err)
-		}
-	}
-	rootLink := filepath.Join(t.TempDir(), "root-link")
-	if err := os.Symlink(root, rootLink); err != nil {
-		t.Fatal(err)
-	}
-	rec := MustSync(t, MustSource(t, "h", "root: "+quote(rootLink)))
-	ids := fileIDs(rec)
-	if !slices.Contains(ids, "inside-link.md") || !slices.Contains(ids, "handbook.md") {
-		t.Errorf("files = %q, want the link inside the root and its target", ids)
-	}
-	for _, id := range ids {
-		if id == "outside-link.md" || strings.HasPrefix(id, "notes-link/") || id == "dangling.md" {
-			t.Errorf("followed symlink %q", id)
-		}
-	}
-}
-
 func TestSync_RootErrors(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file.txt")

@@ -2,12 +2,8 @@ package files
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -24,20 +20,31 @@ import (
 
 // ReadItems reads one file as the items a sync of a files installation
 // would Put for it, for `ingestd ingest FILE`. rel is the file's path
-// relative to root (slash- or OS-separated); it becomes the external id and
-// must stay inside root (EINVALID otherwise). maxFileBytes <= 0 means
-// DefaultMaxFileBytes; a larger file is ETOOLARGE. An .eml that is not a
-// message is EINVALID, as is a file with NUL bytes in it (binary); a
-// missing file is ENOTFOUND.
+// relative to root (slash- or OS-separated); it becomes the external id.
+// The file is read through the root as Sync reads it (see tree): a name
+// that leads outside the root ("..", absolute, a symlink that leaves the
+// root or is absolute), anything but a regular file and a name that is not
+// UTF-8 or holds a control character are a *RefusedError (EINVALID)
+// naming the rule. maxFileBytes <= 0 means DefaultMaxFileBytes; a larger
+// file is ETOOLARGE. An .eml that is not a message is EINVALID, as is a
+// file with NUL bytes in it (binary); a missing file is ENOTFOUND.
 func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.Item, error) {
-	clean := path.Clean(filepath.ToSlash(rel))
-	if rel == "" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean) || filepath.IsAbs(rel) {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "file %q is not a relative path inside the root", rel)
+	clean := filepath.ToSlash(rel)
+	if rel != "" && !filepath.IsAbs(rel) {
+		clean = path.Clean(clean)
+	}
+	if err := checkName(clean); err != nil {
+		return nil, err
 	}
 	if maxFileBytes <= 0 {
 		maxFileBytes = DefaultMaxFileBytes
 	}
-	items, _, err := readItems(installation, clean, filepath.Join(filepath.Clean(root), filepath.FromSlash(clean)), maxFileBytes, mail.DefaultMaxAttachments)
+	t, err := openTree(root)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	items, _, err := readItems(t, installation, clean, maxFileBytes, mail.DefaultMaxAttachments)
 	return items, err
 }
 
@@ -49,30 +56,12 @@ func URI(installation, rel string) string {
 	return (&url.URL{Scheme: "files", Host: installation, Path: "/" + rel}).String()
 }
 
-// readItems reads the file at p as its items; over are the ids of the
-// .eml attachments past maxAttachments.
-func readItems(installation, rel, p string, max int64, maxAttachments int) (items []ingestd.Item, over []string, err error) {
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, ingestd.Errorf(ingestd.ENOTFOUND, "%s does not exist", rel)
-	}
+// readItems reads the file rel through t as its items; over are the ids
+// of the .eml attachments past maxAttachments.
+func readItems(t *tree, installation, rel string, max int64, maxAttachments int) (items []ingestd.Item, over []string, err error) {
+	data, fi, err := t.read(rel, max)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("stat: %w", err)
-	}
-	if fi.Size() > max {
-		return nil, nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is %d bytes, over the %d-byte max_file_bytes", rel, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read: %w", err)
-	}
-	if int64(len(data)) > max { // grew since Stat
-		return nil, nil, ingestd.Errorf(ingestd.ETOOLARGE, "%s is over the %d-byte max_file_bytes", rel, max)
+		return nil, nil, err
 	}
 	return itemsFor(installation, rel, data, fi.ModTime(), maxAttachments)
 }

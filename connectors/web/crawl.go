@@ -56,8 +56,11 @@ type pageState struct {
 
 // crawl is one pass (or one Fetch) over a source.
 type crawl struct {
-	s      *Source
-	pass   ingestd.Pass
+	s    *Source
+	pass ingestd.Pass
+	// within is where every fetch of the crawl, redirects included, may
+	// go: the installation's sites for a pass.
+	within *scope
 	robots map[string]*robotstxt.RobotsData
 
 	visited  map[string]bool
@@ -67,8 +70,8 @@ type crawl struct {
 	indexDue bool
 }
 
-func newCrawl(s *Source, pass ingestd.Pass) *crawl {
-	return &crawl{s: s, pass: pass, robots: map[string]*robotstxt.RobotsData{}, visited: map[string]bool{}, index: map[string]bool{}}
+func newCrawl(s *Source, pass ingestd.Pass, within *scope) *crawl {
+	return &crawl{s: s, pass: pass, within: within, robots: map[string]*robotstxt.RobotsData{}, visited: map[string]bool{}, index: map[string]bool{}}
 }
 
 type queued struct {
@@ -84,7 +87,7 @@ type queued struct {
 func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
-	c := newCrawl(s, pass)
+	c := newCrawl(s, pass, s.site)
 	if err := c.loadIndex(ctx); err != nil {
 		return err
 	}
@@ -173,10 +176,15 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 	}
 
 	c.fetched++
-	resp, err := c.s.fetch.get(ctx, q.u, st.validators, pageTypes)
+	resp, err := c.s.fetch.get(ctx, q.u, c.within, st.validators, pageTypes)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if re, ok := IsRefused(err); ok && known && (re.Rule == "site" || re.Rule == "downgrade") {
+			// The page now leads off the site: as far as the site is
+			// concerned it is gone.
+			return nil, c.miss(ctx, key, st, err)
 		}
 		var se *statusError
 		if errors.As(err, &se) && se.gone() {
@@ -380,7 +388,7 @@ func (c *crawl) robotsAllow(ctx context.Context, u *url.URL) (bool, error) {
 	data, ok := c.robots[origin]
 	if !ok {
 		ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
-		resp, err := c.s.fetch.get(ctx, ru, validators{}, nil)
+		resp, err := c.s.fetch.get(ctx, ru, c.within, validators{}, nil)
 		var se *statusError
 		switch {
 		case errors.As(err, &se):
@@ -440,7 +448,7 @@ func (c *crawl) sitemap(ctx context.Context) []*url.URL {
 	seen := map[string]bool{}
 	var read func(u *url.URL, level int)
 	read = func(u *url.URL, level int) {
-		resp, err := c.s.fetch.get(ctx, u, validators{}, sitemapTypes)
+		resp, err := c.s.fetch.get(ctx, u, c.within, validators{}, sitemapTypes)
 		if err != nil {
 			c.pass.Fail(u.String(), fmt.Errorf("sitemap: %w", err))
 			return

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/net/idna"
 
 	"github.com/ingestd/ingestd"
 )
@@ -206,16 +207,18 @@ func resolve(base *url.URL, ref string) *url.URL {
 	return canonical(u)
 }
 
-// canonical returns the form of u used as a page's external id: scheme and
-// host lower case, default port dropped, no credentials, no fragment, an
-// empty path as "/", dot segments resolved. The query is kept as sent.
+// canonical returns the form of u used as a page's external id and to
+// tell its site: scheme and host lower case, a host name IDNA-mapped to
+// ASCII (as the HTTP client sends it) and without a trailing dot, default
+// port dropped, no credentials, no fragment, an empty path as "/", dot
+// segments resolved. The query is kept as sent.
 func canonical(u *url.URL) *url.URL {
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)
 	c.User = nil
 	c.Fragment, c.RawFragment = "", ""
 	c.ForceQuery = false
-	host := strings.ToLower(c.Hostname())
+	host := canonicalHost(c.Hostname())
 	port := c.Port()
 	if (c.Scheme == "http" && port == "80") || (c.Scheme == "https" && port == "443") {
 		port = ""
@@ -234,4 +237,21 @@ func canonical(u *url.URL) *url.URL {
 		return &c
 	}
 	return c.ResolveReference(&url.URL{Path: c.Path, RawPath: c.RawPath, RawQuery: c.RawQuery})
+}
+
+// canonicalHost is a URL host (without port or brackets) as one name:
+// lower case, a non-ASCII name mapped to its ASCII (punycode) form, one
+// trailing dot dropped. A name IDNA cannot map is kept lower case; the
+// guard and the HTTP client refuse it.
+func canonicalHost(h string) string {
+	if !isASCII(h) {
+		if a, err := idna.Lookup.ToASCII(h); err == nil {
+			h = a
+		}
+	}
+	h = strings.ToLower(h)
+	if len(h) > 1 {
+		h = strings.TrimSuffix(h, ".")
+	}
+	return h
 }

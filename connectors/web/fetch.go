@@ -22,9 +22,12 @@ import (
 // is read.
 var pageTypes = []string{"text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
 
-// fetcher makes guarded, bounded, polite GET requests.
+// fetcher makes guarded, bounded, polite GET requests. Every request any
+// part of the connector makes (a page, robots.txt, a sitemap) goes through
+// get, which holds the request, every redirect hop and the final URL to
+// the guard and to a scope; no other code reaches the network.
 type fetcher struct {
-	client    *http.Client
+	tr        *http.Transport
 	guard     *Guard
 	userAgent string
 	maxBytes  int64
@@ -42,7 +45,7 @@ const maxRedirects = 5
 func newFetcher(g *Guard, userAgent string, maxBytes int64, timeout time.Duration, perHost rate.Limit) *fetcher {
 	f := &fetcher{guard: g, userAgent: userAgent, maxBytes: maxBytes, timeout: timeout,
 		rate: perHost, burst: 1, limiters: map[string]*rate.Limiter{}}
-	tr := &http.Transport{
+	f.tr = &http.Transport{
 		Proxy:                  nil, // a proxy would be dialled instead of the checked address
 		DialContext:            g.DialContext,
 		ForceAttemptHTTP2:      true,
@@ -53,16 +56,51 @@ func newFetcher(g *Guard, userAgent string, maxBytes int64, timeout time.Duratio
 		IdleConnTimeout:        30 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
-	f.client = &http.Client{
-		Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > maxRedirects {
-				return ingestd.Errorf(ingestd.EINVALID, "%s: stopped after %d redirects", via[0].URL.Redacted(), maxRedirects)
-			}
-			return g.CheckURL(req.URL)
-		},
-	}
 	return f
+}
+
+// trail is the redirects one fetch has followed, for refusals that name
+// the hop.
+type trail struct {
+	start *url.URL
+	hops  int
+	last  *url.URL
+}
+
+func (t *trail) at() string {
+	return fmt.Sprintf("redirect %d of %s goes to", t.hops, t.start.Redacted())
+}
+
+// checkRedirect is the http.Client's CheckRedirect for one fetch: each hop
+// is counted, held to the guard's static rules (its addresses are checked
+// again when dialled) and to the scope, before it is requested.
+func (f *fetcher) checkRedirect(within *scope, t *trail) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		t.hops, t.last = len(via), req.URL
+		if len(via) > maxRedirects {
+			return &RefusedError{Target: req.URL.Redacted(), Rule: "redirects",
+				Reason: fmt.Sprintf("%s %s: stopped after %d redirects", t.at(), req.URL.Redacted(), maxRedirects)}
+		}
+		if err := f.guard.CheckURL(req.URL); err != nil {
+			return onHop(err, t)
+		}
+		if re := within.refuse(req.URL, t.at()); re != nil {
+			return re
+		}
+		return nil
+	}
+}
+
+// onHop says which redirect a guard refusal happened at, when it happened
+// after one (a hop's address is refused when it is dialled).
+func onHop(err error, t *trail) error {
+	re, ok := IsRefused(err)
+	if !ok || t.hops == 0 || strings.HasPrefix(re.Reason, "redirect ") {
+		return err
+	}
+	c := *re
+	c.Reason = fmt.Sprintf("%s %s: %s", t.at(), t.last.Redacted(), re.Reason)
+	return &c
 }
 
 // validators are what a conditional GET sends.
@@ -97,13 +135,23 @@ func (e *statusError) gone() bool {
 	return e.Status == http.StatusNotFound || e.Status == http.StatusGone
 }
 
-// get fetches u. A 304 comes back with Status 304 and no body; any other
+// get fetches u, which with every redirect hop and the final URL must be
+// within the scope: a hop off it is refused (a *RefusedError, rule "site"
+// or "downgrade", naming the hop) before it is requested, as is one the
+// guard refuses, and after maxRedirects hops the fetch stops (rule
+// "redirects"). A 304 comes back with Status 304 and no body; any other
 // non-2xx status is a *statusError. The media type must be one of allowed
 // (none means any). Bodies over maxBytes, before or after gzip
 // decompression, fail with ETOOLARGE as soon as the cap is passed.
-func (f *fetcher) get(ctx context.Context, u *url.URL, cond validators, allowed []string) (*response, error) {
+func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond validators, allowed []string) (*response, error) {
+	if within == nil {
+		return nil, ingestd.Errorf(ingestd.EINTERNAL, "fetch %s without a scope", u.Redacted())
+	}
 	if err := f.guard.CheckURL(u); err != nil {
 		return nil, err
+	}
+	if re := within.refuse(u, ""); re != nil {
+		return nil, re
 	}
 	if err := f.wait(ctx, u.Host); err != nil {
 		return nil, err
@@ -123,9 +171,11 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, cond validators, allowed 
 	if cond.LastModified != "" {
 		req.Header.Set("If-Modified-Since", cond.LastModified)
 	}
-	resp, err := f.client.Do(req)
+	t := &trail{start: u}
+	client := &http.Client{Transport: f.tr, CheckRedirect: f.checkRedirect(within, t)}
+	resp, err := client.Do(req)
 	if err != nil {
-		if re, ok := IsRefused(err); ok {
+		if re, ok := IsRefused(onHop(err, t)); ok {
 			return nil, re
 		}
 		var ie *ingestd.Error
@@ -138,6 +188,11 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, cond validators, allowed 
 		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	defer resp.Body.Close()
+	// Every hop was checked; the final URL is checked again here so that
+	// what is stored under its name can never be off the scope.
+	if re := within.refuse(resp.Request.URL, "the final URL of "+u.Redacted()+" is"); re != nil {
+		return nil, re
+	}
 	out := &response{URL: resp.Request.URL, Status: resp.StatusCode,
 		Validators: validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}}
 	switch {

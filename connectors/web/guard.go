@@ -49,12 +49,16 @@ type Guard struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-// RefusedError is a URL or address the guard refused. Its message names the
-// rule that fired; it unwraps to an EINVALID *ingestd.Error so edges map it
-// to a client error.
+// RefusedError is a URL or address the guard refused, or a URL off the
+// installation's sites (see scope). Its message names the rule that fired
+// and, for a redirect, the hop; it unwraps to an EINVALID *ingestd.Error
+// so edges map it to a client error.
 type RefusedError struct {
 	Target string // the URL, host or address refused
-	Rule   string // the rule that fired: scheme, loopback, private, link-local, ...
+	// Rule is the rule that fired: scheme, credentials, host, loopback,
+	// private, link-local, ... (the guard); site, downgrade (the scope);
+	// redirects (too many).
+	Rule   string
 	Reason string // a sentence for people, e.g. "127.0.0.1 is loopback (allow_private_networks is off)"
 }
 

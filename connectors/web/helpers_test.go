@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -149,4 +152,142 @@ func readFixture(tb testing.TB, name string) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// publicAddr is the address testNet's resolver answers for every name: a
+// public one, so the guard's address rules hold as in production.
+var publicAddr = netip.MustParseAddr("93.184.216.34")
+
+// anyResolver answers publicAddr for every host name.
+type anyResolver struct{}
+
+func (anyResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{publicAddr}, nil
+}
+
+// testNet serves any number of named sites from two local servers, one
+// plain and one TLS (its certificate covers example.com and
+// *.example.com). A source built by MustNetSource resolves every name to
+// publicAddr, and its guard's dial hook, called after every check has
+// passed, reaches the TLS server for ports 443 and 8443 and the plain one
+// for any other. A route is chosen by scheme, host (lower case, default
+// port and trailing dot dropped) and request URI:
+// "https://docs.example.com/a?b". Every request is recorded the same way.
+type testNet struct {
+	plain, tls *httptest.Server
+	mu         sync.Mutex
+	routes     map[string]http.HandlerFunc
+	seen       []string
+}
+
+// MustNet starts a testNet that lives until the test ends.
+func MustNet(tb testing.TB) *testNet {
+	tb.Helper()
+	n := &testNet{routes: map[string]http.HandlerFunc{}}
+	n.plain = httptest.NewServer(http.HandlerFunc(n.serve))
+	n.tls = httptest.NewTLSServer(http.HandlerFunc(n.serve))
+	tb.Cleanup(n.plain.Close)
+	tb.Cleanup(n.tls.Close)
+	return n
+}
+
+func (n *testNet) serve(w http.ResponseWriter, r *http.Request) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	host := strings.ToLower(r.Host)
+	if h, p, err := net.SplitHostPort(host); err == nil && (scheme == "https" && p == "443" || scheme == "http" && p == "80") {
+		host = h
+	}
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		host = net.JoinHostPort(strings.TrimSuffix(h, "."), p)
+	} else {
+		host = strings.TrimSuffix(host, ".")
+	}
+	key := scheme + "://" + host + r.URL.RequestURI()
+	n.mu.Lock()
+	n.seen = append(n.seen, key)
+	h, ok := n.routes[key]
+	n.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	h(w, r)
+}
+
+// page serves body with the content type at u.
+func (n *testNet) page(u, ctype, body string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.routes[u] = func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		fmt.Fprint(w, body)
+	}
+}
+
+// html serves a small HTML page at u.
+func (n *testNet) html(u, title, body string) {
+	n.page(u, "text/html; charset=utf-8", "<html><head><title>"+title+"</title></head><body>"+body+"</body></html>")
+}
+
+// redirect answers u with status and a Location header sent as written.
+func (n *testNet) redirect(u string, status int, location string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.routes[u] = func(w http.ResponseWriter, _ *http.Request) {
+		w.Header()["Location"] = []string{location}
+		w.WriteHeader(status)
+	}
+}
+
+// outside returns the requests seen since the last reset whose origin
+// (scheme://host) is none of origins.
+func (n *testNet) outside(origins ...string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, k := range n.seen {
+		scheme, rest, _ := strings.Cut(k, "://")
+		host, _, _ := strings.Cut(rest, "/")
+		if !slices.Contains(origins, scheme+"://"+host) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// reset forgets the requests seen so far.
+func (n *testNet) reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.seen = nil
+}
+
+// MustNetSource builds a source of the tier whose fetches reach n.
+func MustNetSource(tb testing.TB, n *testNet, tier ingestd.Tier, cfg Config) *Source {
+	tb.Helper()
+	src := MustSource(tb, tier, cfg, anyResolver{})
+	src.guard.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		to := n.plain.Listener.Addr().String()
+		if port == "443" || port == "8443" {
+			to = n.tls.Listener.Addr().String()
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, to)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(n.tls.Certificate())
+	transportOf(src).TLSClientConfig = &tls.Config{RootCAs: pool}
+	return src
+}
+
+// transportOf is the HTTP transport every fetch of src goes through.
+func transportOf(src *Source) *http.Transport {
+	return src.fetch.tr
 }

@@ -11,9 +11,18 @@
 // content-type allow-list and timeouts. robots.txt is honoured and each
 // host gets a polite request rate.
 //
+// Every request is also held to a scope (fetcher.get, the one door to the
+// network): a pass, and a page submitted to an installation that is not
+// untrusted-external, stay on the installation's sites at every redirect
+// hop and at the final URL, which is the page's identity. A page on the
+// site cannot launder another site's text into the installation's tier by
+// redirecting to it.
+//
 // It must never fetch a URL the guard has not checked, never follow a
-// proxy from the environment, and never decide anything about trust from
-// what a page says: the installation's declared tier is the page's tier.
+// proxy from the environment, and never decide anything about trust or
+// identity from what a page says (a meta refresh, rel=canonical, og:url):
+// the installation's declared tier is the page's tier, and the URL it was
+// fetched from is its name.
 package web
 
 import (
@@ -44,8 +53,10 @@ var Kind = connectors.Kind{
 
 // Config is an installation's url: block.
 type Config struct {
-	// URLs are fetched on every pass (depth 0 of the crawl). Their hosts,
-	// and the sitemap's, are the installation's sites.
+	// URLs are fetched on every pass (depth 0 of the crawl). Their
+	// origins (scheme, host and port), and the sitemap's, are the
+	// installation's sites: every fetch stays on them, redirects included
+	// (see scope).
 	URLs []string `yaml:"urls"`
 	// Sitemap is the URL of a sitemap.xml (or a sitemap index, followed
 	// one level) whose entries on its own host are fetched like URLs,
@@ -174,7 +185,7 @@ func NewSource(inst ingestd.Installation, o Options) (*Source, error) {
 	if len(cfg.URLs) == 0 && cfg.Sitemap == "" {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "url: set urls or sitemap")
 	}
-	site, err := newScope(cfg.Crawl.Include, cfg.Crawl.Exclude)
+	site, err := newScope(inst.ID, cfg.Crawl.Include, cfg.Crawl.Exclude)
 	if err != nil {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "url.crawl: %v", err)
 	}
@@ -227,32 +238,38 @@ func (s *Source) parse(raw string) (*url.URL, error) {
 // Fetch fetches one URL submitted at run time (ingestd ingest, the admin
 // API) and returns it as an item, ready for pipeline.Ingest. It is held to
 // the same guard as a crawl (file:// and other schemes refused, private
-// addresses refused unless allow_private_networks, redirects re-checked)
-// and to robots.txt. Unless the installation is declared
-// untrusted-external, the URL must be on one of its sites: a page from
-// elsewhere would otherwise take on a tier its author never earned.
+// addresses refused unless allow_private_networks, every redirect hop
+// re-checked) and to robots.txt. Unless the installation is declared
+// untrusted-external, the URL, every redirect hop and the final URL must
+// be on one of its sites: a page from elsewhere would otherwise take on a
+// tier its author never earned. The item's external id and URI are the
+// final URL; nothing the page says about its own address (a meta refresh,
+// rel=canonical, og:url) is followed or believed.
 //
-// Errors: a guard refusal is a *RefusedError (EINVALID, naming the rule),
-// a page over max_bytes is ETOOLARGE, a refused content type or an
-// off-site URL is EINVALID, an HTTP error status is EINVALID with the
-// status. Fetch keeps no revalidation state; a later pass that reaches
-// the page revalidates it.
+// Errors: a guard or scope refusal is a *RefusedError (EINVALID, naming
+// the rule and, for a redirect, the hop), a page over max_bytes is
+// ETOOLARGE, a refused content type is EINVALID, an HTTP error status is
+// EINVALID with the status. Fetch keeps no revalidation state; a later
+// pass that reaches the page revalidates it.
 func (s *Source) Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, error) {
 	u, err := s.parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	if s.inst.Tier != ingestd.TierUntrustedExternal && !s.site.onSite(u) {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s is not on a site of installation %q (%s); only an untrusted-external installation takes pages from anywhere",
-			u, s.inst.ID, strings.Join(s.siteList(), ", "))
+	within := s.site
+	if s.inst.Tier == ingestd.TierUntrustedExternal {
+		within = s.site.anywhereFor()
 	}
-	c := newCrawl(s, nil)
+	if re := within.refuse(u, ""); re != nil { // before robots.txt is asked for
+		return nil, re
+	}
+	c := newCrawl(s, nil, within)
 	if ok, err := c.robotsAllow(ctx, u); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: disallowed by robots.txt for %s", u, robotsAgent)
 	}
-	resp, err := s.fetch.get(ctx, u, validators{}, pageTypes)
+	resp, err := s.fetch.get(ctx, u, within, validators{}, pageTypes)
 	if err != nil {
 		if se, ok := err.(*statusError); ok {
 			return nil, ingestd.Errorf(ingestd.EINVALID, "%s", se.Error())
@@ -261,14 +278,6 @@ func (s *Source) Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, erro
 	}
 	item, _, _ := c.item(resp)
 	return []ingestd.Item{item}, nil
-}
-
-func (s *Source) siteList() []string {
-	out := make([]string, 0, len(s.site.hosts))
-	for h := range s.site.hosts {
-		out = append(out, h)
-	}
-	return out
 }
 
 // ParseRate reads a rate such as "1/s", "30/m" or "0.5/s".
