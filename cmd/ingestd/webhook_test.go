@@ -15,6 +15,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/webhook"
 )
 
 // TestWebhookToRetrieval sends a real, signed GitHub delivery to a running
@@ -274,4 +279,46 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestWebhookConfigReplayWindow reads webhook.replay_window from YAML.
+func TestWebhookConfigReplayWindow(t *testing.T) {
+	tests := []struct {
+		block   string
+		want    time.Duration
+		wantErr string
+	}{
+		{"{secret_env: S}", webhook.DefaultReplayWindow, ""},
+		{"{secret_env: S, replay_window: 48h, tolerance: 2m}", 48 * time.Hour, ""},
+		{"{secret_env: S, replay_window: -1h}", 0, "replay_window"},
+		{"{secret_env: S, replay_window: soon}", 0, "ingestd.yaml:2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.block, func(t *testing.T) {
+			reg := registry()
+			raw := "installations:\n  - {id: hooks, kind: webhook, tier: untrusted-external, webhook: " + tt.block + "}\n"
+			cfg, err := parseConfig("ingestd.yaml", []byte(raw), reg)
+			var src ingestd.Source
+			if err == nil {
+				ic := cfg.Installations[0]
+				src, err = reg.Build(ic.Installation(), connectors.Settings{
+					Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+					LookupEnv: func(string) (string, bool) { return "s3cret", true },
+				})
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, _ := webhook.EndpointOf(src)
+			if ep.ReplayWindow != tt.want {
+				t.Errorf("replay window = %s, want %s", ep.ReplayWindow, tt.want)
+			}
+		})
+	}
 }
