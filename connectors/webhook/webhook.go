@@ -1,15 +1,19 @@
 // Package webhook is the signed webhook intake: an http.Handler for
-// POST /v1/webhooks/{installation} that verifies a delivery's signature
-// over the raw body before reading it, drops replays, turns the delivery
-// into ingest jobs and answers 202 only after every job was enqueued. Two
-// flavours: GitHub (X-Hub-Signature-256, X-GitHub-Delivery; the items are
-// mapped by package connectors/github, so a webhook and a sync produce the
-// same documents) and Standard Webhooks (webhook-id, webhook-timestamp,
-// webhook-signature; a JSON document mapped to one item by JSON pointers).
+// POST /v1/webhooks/{installation} that refuses a request without a
+// well-formed signature header before reading its body, verifies the
+// signature over the raw body as it streams in (holding it, bounded, until
+// then), drops replays of what the signature covers, turns the delivery
+// into ingest jobs stamped with their event time and answers 202 only
+// after every job was enqueued. Two flavours: GitHub (X-Hub-Signature-256
+// over the body alone; the items are mapped by package connectors/github,
+// so a webhook and a sync produce the same documents) and Standard
+// Webhooks (webhook-id, webhook-timestamp, webhook-signature; a JSON
+// document mapped to one item by JSON pointers).
 //
 // It never parses, logs or stores a payload whose signature did not
-// verify, never blocks on ingest (Enqueue only queues) and never sets a
-// tier: the installation's declared tier is stamped by the pipeline.
+// verify, never trusts an unsigned header for anything but logs, never
+// blocks on ingest (Enqueue only queues) and never sets a tier: the
+// installation's declared tier is stamped by the pipeline.
 package webhook
 
 import (
