@@ -1,6 +1,9 @@
 package ingestd
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Source is one installation's connector, ready to sync. Package connectors
 // builds it from configuration; package pipeline drives it.
@@ -60,6 +63,13 @@ type Job struct {
 	Installation string `json:"installation"`
 	Item         *Item  `json:"item,omitempty"`
 	ExternalID   string `json:"external_id,omitempty"`
+	// At, when set, is the time of the event a pushed item or deletion
+	// reports (an issue's updated_at in a webhook delivery, a signed
+	// timestamp). The job then applies only if it is newer than every
+	// event already applied to the document (a deletion: not older), so a
+	// replayed or late delivery cannot roll a document back or bring a
+	// tombstone back to life. Sync passes leave it zero.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Job kinds.

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -47,6 +48,7 @@ type Pipeline struct {
 	onStored func(context.Context, *ingestd.Document)
 	log      *slog.Logger
 	now      func() time.Time
+	docLocks [64]sync.Mutex // IngestAt and DeleteAt, striped by document id
 }
 
 // New returns a pipeline.

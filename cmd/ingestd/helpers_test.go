@@ -16,10 +16,11 @@ import (
 
 // served is an `ingestd serve` process under test.
 type served struct {
-	cmd  *exec.Cmd
-	base string
-	mu   sync.Mutex
-	logs strings.Builder
+	cmd     *exec.Cmd
+	base    string
+	mu      sync.Mutex
+	logs    strings.Builder
+	stopped bool
 }
 
 var listenRE = regexp.MustCompile(`msg=serve.listening addr=(\S+)`)
@@ -52,20 +53,7 @@ func startServe(t *testing.T, bin, cfg string, extra ...string) *served {
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- s.cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve exited with %v\n%s", err, s.log())
-			}
-		case <-time.After(20 * time.Second):
-			_ = s.cmd.Process.Kill()
-			t.Errorf("serve did not stop within 20s of SIGTERM\n%s", s.log())
-		}
-	})
+	t.Cleanup(func() { s.stop(t) })
 	select {
 	case a := <-addr:
 		s.base = "http://" + a
@@ -73,6 +61,28 @@ func startServe(t *testing.T, bin, cfg string, extra ...string) *served {
 		t.Fatalf("serve did not listen within 60s\n%s", s.log())
 	}
 	return s
+}
+
+// stop sends SIGTERM and waits: the process must exit cleanly within 20s.
+// Stopping a stopped process does nothing.
+func (s *served) stop(t *testing.T) {
+	t.Helper()
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve exited with %v\n%s", err, s.log())
+		}
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		t.Errorf("serve did not stop within 20s of SIGTERM\n%s", s.log())
+	}
 }
 
 func (s *served) log() string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -12,26 +14,42 @@ import (
 	"github.com/ingestd/ingestd/retrieval/api"
 )
 
+var _ webhook.Replays = (*jobs.Replays)(nil)
+
 // webhooks returns the intake handler for every webhook installation, or
 // nil when none is configured. A delivery is answered 202 only once its
-// jobs are acknowledged by JetStream (durably queued); the delivery id is
-// the message id, so a sender's retry is dropped as a duplicate.
-func (a *app) webhooks(q *jobs.Queue) (http.Handler, error) {
+// jobs are acknowledged by JetStream (durably queued). Accepted deliveries
+// are remembered in the JetStream replay bucket, which every process on
+// the NATS shares and which survives restarts; unverified bodies past
+// their first 64 KiB wait for their signature check in <data_dir>/spool.
+func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error) {
 	eps := map[string]webhook.Endpoint{}
+	var keep time.Duration
 	for id, src := range a.sources {
 		if ep, ok := webhook.EndpointOf(src); ok {
 			eps[id] = ep
+			keep = max(keep, ep.ReplayWindow, 2*ep.Tolerance)
 		}
 	}
 	if len(eps) == 0 {
 		return nil, nil
 	}
+	replays, err := q.OpenReplays(ctx, keep+time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	spool := filepath.Join(a.cfg.Path(a.cfg.DataDir), "spool")
+	if err := os.MkdirAll(spool, 0o700); err != nil {
+		return nil, fmt.Errorf("webhook spool: %w", err)
+	}
 	return webhook.New(webhook.Options{
 		Endpoints:    eps,
 		Enqueue:      q.Publish,
+		Replays:      replays,
 		Logger:       a.log,
 		Now:          time.Now,
 		MaxBodyBytes: api.MaxWebhookBodyBytes,
+		SpoolDir:     spool,
 	})
 }
 

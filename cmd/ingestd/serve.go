@@ -116,7 +116,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		a.watchIdle(ctx, &wg, jq.Queue)
 	}
 
-	hooks, err := a.webhooks(jq.Queue)
+	hooks, err := a.webhooks(ctx, jq.Queue)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	gh "github.com/google/go-github/v62/github"
 
@@ -43,12 +44,32 @@ func unprocessable(format string, args ...any) error {
 //     reopened → StatusActive).
 //   - push: a sync of ep.SyncInstallation when the default branch changed
 //     a path matching ep.DocsPaths.
+//
+// Every item and delete job carries At, the updated_at (else created_at)
+// of the object it is about, from the signed body: the pipeline applies it
+// only if no newer state of the document was applied before. A payload
+// whose object has neither is ErrUnprocessable.
 func GitHubJobs(ep Endpoint, event string, body []byte) (jobs []ingestd.Job, outcome string, err error) {
+	defer func() {
+		for _, j := range jobs {
+			if j.Kind != ingestd.JobSync && j.At.IsZero() && err == nil {
+				jobs, outcome, err = nil, "", unprocessable("%s payload: no updated_at or created_at on the object", event)
+			}
+		}
+	}()
 	item := func(it ingestd.Item) ingestd.Job {
-		return ingestd.Job{Kind: ingestd.JobItem, Installation: ep.Installation, Item: &it}
+		at := it.UpdatedAt
+		if at.IsZero() {
+			at = it.CreatedAt
+		}
+		return ingestd.Job{Kind: ingestd.JobItem, Installation: ep.Installation, Item: &it, At: at.UTC()}
 	}
-	del := func(id string) ingestd.Job {
-		return ingestd.Job{Kind: ingestd.JobDelete, Installation: ep.Installation, ExternalID: id}
+	del := func(id string, updated, created gh.Timestamp) ingestd.Job {
+		at := updated.Time
+		if at.IsZero() {
+			at = created.Time
+		}
+		return ingestd.Job{Kind: ingestd.JobDelete, Installation: ep.Installation, ExternalID: id, At: at.UTC()}
 	}
 	decode := func(v any) error {
 		d := json.NewDecoder(bytes.NewReader(body))
@@ -72,9 +93,9 @@ func GitHubJobs(ep Endpoint, event string, body []byte) (jobs []ingestd.Job, out
 		id := github.IssueID(repo, e.Issue.GetNumber())
 		switch e.GetAction() {
 		case "deleted":
-			return []ingestd.Job{del(id)}, outcomeQueued, nil
+			return []ingestd.Job{del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}, outcomeQueued, nil
 		case "transferred":
-			jobs = []ingestd.Job{del(id)}
+			jobs = []ingestd.Job{del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}
 			var ch struct {
 				Changes struct {
 					NewIssue      *gh.Issue      `json:"new_issue"`
@@ -101,7 +122,7 @@ func GitHubJobs(ep Endpoint, event string, body []byte) (jobs []ingestd.Job, out
 			return nil, "", unprocessable("issue_comment payload without repository, issue or comment")
 		}
 		if e.GetAction() == "deleted" {
-			return []ingestd.Job{del(github.CommentID(repo, e.Issue.GetNumber(), e.Comment.GetID()))}, outcomeQueued, nil
+			return []ingestd.Job{del(github.CommentID(repo, e.Issue.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, outcomeQueued, nil
 		}
 		return []ingestd.Job{item(github.ItemFromComment(repo, e.Issue.GetNumber(), e.Comment))}, outcomeQueued, nil
 	case "pull_request":
@@ -128,7 +149,7 @@ func GitHubJobs(ep Endpoint, event string, body []byte) (jobs []ingestd.Job, out
 			return nil, "", unprocessable("pull_request_review_comment payload without repository, pull_request or comment")
 		}
 		if e.GetAction() == "deleted" {
-			return []ingestd.Job{del(github.ReviewCommentID(repo, e.PullRequest.GetNumber(), e.Comment.GetID()))}, outcomeQueued, nil
+			return []ingestd.Job{del(github.ReviewCommentID(repo, e.PullRequest.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, outcomeQueued, nil
 		}
 		return []ingestd.Job{item(github.ItemFromReviewComment(repo, e.PullRequest.GetNumber(), e.Comment))}, outcomeQueued, nil
 	case "push":
@@ -168,10 +189,11 @@ func repoName(r *gh.Repository) (string, error) {
 
 // StandardJob maps a verified Standard Webhooks body to one job by the
 // endpoint's field pointers (see Fields): an item, or a delete when the
-// deleted field is true. A body that is not a JSON object, has no id or
-// has neither title nor body is ErrUnprocessable with a message naming
-// the pointer.
-func StandardJob(ep Endpoint, body []byte) (ingestd.Job, error) {
+// deleted field is true. The job's At is the body's updated_at, else
+// sentAt (the signed webhook-timestamp). A body that is not a JSON
+// object, has no id, has neither title nor body or has an updated_at that
+// is not a time is ErrUnprocessable with a message naming the pointer.
+func StandardJob(ep Endpoint, body []byte, sentAt time.Time) (ingestd.Job, error) {
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.UseNumber()
 	var doc any
@@ -190,12 +212,20 @@ func StandardJob(ep Endpoint, body []byte) (ingestd.Job, error) {
 		return ingestd.Job{}, err
 	}
 	if id == "" {
-		return ingestd.Job{}, unprocessable("no id at %s (accepted shape: {\"id\", \"title\", \"body\" or \"text\", \"url\", \"author\", \"deleted\"})", f.ID)
+		return ingestd.Job{}, unprocessable("no id at %s (accepted shape: {\"id\", \"title\", \"body\" or \"text\", \"url\", \"author\", \"deleted\", \"updated_at\"})", f.ID)
+	}
+	updated, err := timeAt(doc, f.UpdatedAt)
+	if err != nil {
+		return ingestd.Job{}, err
+	}
+	at := updated
+	if at.IsZero() {
+		at = sentAt.UTC()
 	}
 	if v, ok := lookupPointer(doc, f.Deleted); ok && v == true {
-		return ingestd.Job{Kind: ingestd.JobDelete, Installation: ep.Installation, ExternalID: id}, nil
+		return ingestd.Job{Kind: ingestd.JobDelete, Installation: ep.Installation, ExternalID: id, At: at}, nil
 	}
-	it := ingestd.Item{ExternalID: id, ItemKind: "webhook", Format: ep.Format}
+	it := ingestd.Item{ExternalID: id, ItemKind: "webhook", Format: ep.Format, UpdatedAt: updated}
 	if it.Title, err = scalar(doc, f.Title); err != nil {
 		return ingestd.Job{}, err
 	}
@@ -223,7 +253,30 @@ func StandardJob(ep Endpoint, body []byte) (ingestd.Job, error) {
 	} else if it.Text == "" {
 		it.Text = it.Title
 	}
-	return ingestd.Job{Kind: ingestd.JobItem, Installation: ep.Installation, Item: &it}, nil
+	return ingestd.Job{Kind: ingestd.JobItem, Installation: ep.Installation, Item: &it, At: at}, nil
+}
+
+// timeAt returns the time at ptr: an RFC 3339 string or a number of unix
+// seconds; zero when absent or null.
+func timeAt(doc any, ptr string) (time.Time, error) {
+	v, ok := lookupPointer(doc, ptr)
+	if !ok || v == nil {
+		return time.Time{}, nil
+	}
+	switch x := v.(type) {
+	case string:
+		t, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return time.Time{}, unprocessable("%s is not an RFC 3339 time", ptr)
+		}
+		return t.UTC(), nil
+	case json.Number:
+		if f, err := x.Float64(); err == nil && f > 0 && f < 1e11 {
+			sec := int64(f)
+			return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), nil
+		}
+	}
+	return time.Time{}, unprocessable("%s is not a time (RFC 3339 or unix seconds)", ptr)
 }
 
 // scalar returns the string or number at ptr, "" when absent or null.

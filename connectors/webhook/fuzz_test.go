@@ -83,7 +83,7 @@ func FuzzDecodePayload(f *testing.F) {
 				}
 			}
 		}
-		if job, err := webhook.StandardJob(std, body); err == nil {
+		if job, err := webhook.StandardJob(std, body, time.Unix(1709294400, 0)); err == nil {
 			if job.Item != nil && job.Item.ExternalID == "" || job.Kind == "delete" && job.ExternalID == "" {
 				t.Fatalf("standard: job without an id: %+v", job)
 			}

@@ -2,15 +2,17 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -18,9 +20,14 @@ import (
 
 // Defaults.
 const (
-	DefaultMaxBodyBytes = 1 << 20
-	DefaultReplayWindow = 24 * time.Hour
+	DefaultMaxBodyBytes       = 1 << 20
+	DefaultMaxUnverified      = 64
+	DefaultMaxUnverifiedBytes = 128 << 20
 )
+
+// RetryAfter is the Retry-After (seconds) of a 503: unverified intake is
+// full, or the replay memory or the queue did not answer.
+const RetryAfter = "5"
 
 // Options configure the handler.
 type Options struct {
@@ -29,26 +36,38 @@ type Options struct {
 	Endpoints map[string]Endpoint
 	Lookup    func(installation string) (Endpoint, bool)
 	// Enqueue durably queues one job under a message id the transport
-	// deduplicates on (the delivery id, with "/<index>" when a delivery
-	// yields several jobs). The handler answers 202 only after every job's
-	// Enqueue returned nil; an error answers 503 so the sender retries.
-	// Required. It must not wait for ingest.
+	// deduplicates on (derived from what the signature covers, with
+	// "/<index>" when a delivery yields several jobs). The handler answers
+	// 202 only after every job's Enqueue returned nil; an error answers
+	// 503 so the sender retries. Required. It must not wait for ingest.
 	Enqueue func(ctx context.Context, job ingestd.Job, msgID string) error
+	// Replays remembers accepted deliveries for each endpoint's
+	// ReplayWindow; default NewMemoryReplays(), which protects one
+	// process until it restarts. serve passes the JetStream bucket.
+	Replays Replays
 	Logger  *slog.Logger
 	Now     func() time.Time
 	// MaxBodyBytes caps a body (413 above it); default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// ReplayWindow is how long a delivery id is remembered (a replay in
-	// it is acknowledged and ignored); default DefaultReplayWindow. The
-	// memory is per process: the transport's msg-id dedupe covers the rest.
-	ReplayWindow time.Duration
+	// SpoolDir is where the part of an unverified body past its first 64
+	// KiB waits for its signature check, in unlinked temporary files;
+	// default os.TempDir(). serve uses <data_dir>/spool.
+	SpoolDir string
+	// MaxUnverified bounds the requests whose body is being received and
+	// not yet verified (default DefaultMaxUnverified); MaxUnverifiedBytes
+	// bounds their declared lengths together, a body without a length
+	// counting as MaxBodyBytes (default DefaultMaxUnverifiedBytes, which
+	// is also the most SpoolDir holds for them). A request past either is
+	// answered 503 with Retry-After before its body is read.
+	MaxUnverified      int
+	MaxUnverifiedBytes int64
 }
 
 // Handler serves POST /v1/webhooks/{installation}.
 type Handler struct {
 	o    Options
 	log  *slog.Logger
-	seen *seenSet
+	gate gate
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -62,6 +81,9 @@ func New(o Options) (*Handler, error) {
 		eps := o.Endpoints
 		o.Lookup = func(id string) (Endpoint, bool) { ep, ok := eps[id]; return ep, ok }
 	}
+	if o.Replays == nil {
+		o.Replays = NewMemoryReplays()
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -71,18 +93,31 @@ func New(o Options) (*Handler, error) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if o.ReplayWindow <= 0 {
-		o.ReplayWindow = DefaultReplayWindow
+	if o.SpoolDir == "" {
+		o.SpoolDir = os.TempDir()
 	}
-	return &Handler{o: o, log: o.Logger, seen: &seenSet{m: map[string]seenEntry{}, window: o.ReplayWindow}}, nil
+	if o.MaxUnverified <= 0 {
+		o.MaxUnverified = DefaultMaxUnverified
+	}
+	if o.MaxUnverifiedBytes <= 0 {
+		o.MaxUnverifiedBytes = DefaultMaxUnverifiedBytes
+	}
+	return &Handler{o: o, log: o.Logger, gate: gate{maxN: o.MaxUnverified, maxBytes: o.MaxUnverifiedBytes}}, nil
 }
 
 // ServeHTTP answers 405 for a method other than POST, 404 for an unknown
-// installation, 415 for a body that is not JSON, 413 for one over the
-// cap, 401 for a missing or bad signature (or a stale Standard Webhooks
-// timestamp), 200 for a replay, ping or an event that changes nothing,
-// 422 for a verified payload it cannot map, 503 when queueing failed, and
-// 202 once every job is queued.
+// installation, 415 for a body that is not JSON, 401 for a missing or
+// malformed signature header or a stale Standard Webhooks timestamp
+// (before reading the body), 413 for a body over the cap, 503 with
+// Retry-After when unverified intake is full, 401 for a signature that
+// does not match the body, 200 for a replay, ping or an event that changes
+// nothing, 422 for a verified payload it cannot map, 503 when the replay
+// memory or the queue failed, and 202 once every job is queued.
+//
+// The body is read only after the headers made a well-formed signature
+// claim and the request fit the gate; it is MAC'd as it arrives and held
+// in a spool (bounded memory) until the MAC is checked. Only a verified
+// body is parsed, logged by reason or remembered.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -107,91 +142,163 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusUnsupportedMediaType, "error", "content type must be application/json")
 		return
 	}
+
+	now := h.o.Now()
+	var c claim
+	var delivery string // for logs; signed only for Standard Webhooks
+	var err error
+	switch ep.Flavor {
+	case FlavorStandard:
+		delivery = r.Header.Get("webhook-id")
+		c, err = standardClaim(delivery, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), now, ep.Tolerance)
+	default:
+		delivery = r.Header.Get("X-GitHub-Delivery")
+		c, err = githubClaim(r.Header.Get("X-Hub-Signature-256"))
+	}
+	if err != nil {
+		// Refused before a byte of the body is read.
+		h.reject(r, id, delivery, err)
+		reply(w, http.StatusUnauthorized, "error", "signature verification failed")
+		return
+	}
 	if r.ContentLength > h.o.MaxBodyBytes {
 		reply(w, http.StatusRequestEntityTooLarge, "error", "body too large")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+
+	body, err := h.receive(w, r, ep, c)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.Is(err, ErrBadSignature):
+			h.reject(r, id, delivery, err)
+			reply(w, http.StatusUnauthorized, "error", "signature verification failed")
+		case errors.Is(err, errIntakeFull):
+			h.log.Warn("webhook: unverified intake full", "installation", id, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", RetryAfter)
+			reply(w, http.StatusServiceUnavailable, "error", "too many unverified deliveries in flight; retry")
+		case errors.As(err, &mbe):
 			reply(w, http.StatusRequestEntityTooLarge, "error", "body too large")
-			return
+		case errors.Is(err, errSpool):
+			h.log.Error("webhook: cannot hold the body", "installation", id, "err", err)
+			w.Header().Set("Retry-After", RetryAfter)
+			reply(w, http.StatusServiceUnavailable, "error", "could not receive the delivery; retry")
+		default:
+			reply(w, http.StatusBadRequest, "error", "cannot read body")
 		}
-		reply(w, http.StatusBadRequest, "error", "cannot read body")
 		return
 	}
+	h.accept(w, r, ep, c, delivery, body)
+}
 
-	var delivery string
-	switch ep.Flavor {
-	case FlavorStandard:
-		delivery = r.Header.Get("webhook-id")
-		err = VerifyStandard(ep.Secrets, delivery, r.Header.Get("webhook-timestamp"), body, r.Header.Get("webhook-signature"), h.o.Now(), ep.Tolerance)
-	default:
-		delivery = r.Header.Get("X-GitHub-Delivery")
-		err = VerifyGitHub(ep.Secrets, body, r.Header.Get("X-Hub-Signature-256"))
+// errIntakeFull: the gate is full.
+var errIntakeFull = errors.New("unverified intake full")
+
+// receive streams the body through the claim's MACs into a spool, under
+// the gate and the size cap, and returns it once verified. Errors:
+// errIntakeFull, *http.MaxBytesError, errSpool, ErrBadSignature, or the
+// connection's read error.
+func (h *Handler) receive(w http.ResponseWriter, r *http.Request, ep Endpoint, c claim) ([]byte, error) {
+	size := r.ContentLength
+	if size < 0 {
+		size = h.o.MaxBodyBytes
 	}
+	if !h.gate.acquire(size) {
+		return nil, errIntakeFull
+	}
+	defer h.gate.release(size)
+	sp := &spool{dir: h.o.SpoolDir}
+	defer sp.Close()
+	m := c.macs(ep.Secrets)
+	buf := copyBufs.Get().(*[]byte)
+	_, err := io.CopyBuffer(io.MultiWriter(m, sp), http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes), *buf)
+	copyBufs.Put(buf)
 	if err != nil {
-		// The reason only: never the payload, never a signature.
-		h.log.Warn("webhook: rejected delivery", "installation", id, "delivery", truncate(delivery, 64), "reason", err.Error(), "remote", r.RemoteAddr)
-		reply(w, http.StatusUnauthorized, "error", "signature verification failed")
-		return
+		return nil, err
 	}
-	if delivery == "" {
-		reply(w, http.StatusBadRequest, "error", "missing delivery id")
-		return
+	if err := m.verify(c); err != nil {
+		return nil, err
 	}
+	return sp.Bytes()
+}
 
-	key := id + "\x00" + delivery
-	switch h.seen.begin(key, h.o.Now()) {
-	case seenDone:
-		h.log.Info("webhook: replayed delivery ignored", "installation", id, "delivery", delivery)
+// reject logs a refused delivery by reason only: never the payload, never
+// a signature.
+func (h *Handler) reject(r *http.Request, id, delivery string, err error) {
+	h.log.Warn("webhook: rejected delivery", "installation", id, "delivery", truncate(delivery, 64), "reason", err.Error(), "remote", r.RemoteAddr)
+}
+
+// accept handles a verified body: drops a replay, maps, queues, remembers.
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request, ep Endpoint, c claim, delivery string, body []byte) {
+	id := ep.Installation
+	now := h.o.Now()
+	// The replay key is what the signature covers: for GitHub the body
+	// alone (X-GitHub-Delivery and X-GitHub-Event are not signed, so they
+	// are no part of it), for Standard Webhooks the signed msg id, kept
+	// at least until its timestamp leaves the tolerance window.
+	kind, signed, ttl := "gh", body, ep.ReplayWindow
+	if ep.Flavor == FlavorStandard {
+		kind, signed = "std", []byte(delivery)
+		ttl = max(ttl, c.sentAt.Add(ep.Tolerance).Sub(now)+time.Second)
+	}
+	sum := sha256.Sum256(signed)
+	digest := hex.EncodeToString(sum[:])
+	key := id + "." + kind + "." + digest
+	seen, err := h.o.Replays.Seen(r.Context(), key, now)
+	if err != nil {
+		h.log.Error("webhook: replay memory unavailable", "installation", id, "err", err)
+		w.Header().Set("Retry-After", RetryAfter)
+		reply(w, http.StatusServiceUnavailable, "error", "could not check the delivery against replays; retry")
+		return
+	}
+	if seen {
+		h.log.Info("webhook: replayed delivery ignored", "installation", id, "delivery", truncate(delivery, 64))
 		reply(w, http.StatusOK, "status", "duplicate")
 		return
-	case seenInFlight:
-		reply(w, http.StatusConflict, "error", "delivery is being processed")
-		return
 	}
-	done := false
-	defer func() {
-		if done {
-			h.seen.finish(key, h.o.Now())
-		} else {
-			h.seen.abort(key)
+	remember := func() {
+		// Even if the sender hung up: what was queued must be known.
+		if err := h.o.Replays.Remember(context.WithoutCancel(r.Context()), key, now, ttl); err != nil {
+			// The jobs are queued; a replay would meet the event-time rule.
+			h.log.Warn("webhook: cannot remember delivery", "installation", id, "err", err)
 		}
-	}()
+	}
 
 	var jobs []ingestd.Job
 	outcome := outcomeQueued
 	event := r.Header.Get("X-GitHub-Event")
 	if ep.Flavor == FlavorStandard {
 		var job ingestd.Job
-		job, err = StandardJob(ep, body)
+		job, err = StandardJob(ep, body, c.sentAt)
 		jobs = []ingestd.Job{job}
 	} else {
 		jobs, outcome, err = GitHubJobs(ep, event, body)
 	}
 	if err != nil {
-		h.log.Warn("webhook: unprocessable delivery", "installation", id, "delivery", delivery, "event", event, "err", err)
-		done = true // the same body will not map better next time
+		h.log.Warn("webhook: unprocessable delivery", "installation", id, "delivery", truncate(delivery, 64), "event", truncate(event, 64), "err", err)
+		remember() // the same body will not map better next time
 		reply(w, http.StatusUnprocessableEntity, "error", err.Error())
 		return
 	}
 	if event == "installation" {
-		h.log.Info("webhook: github app installation event", "installation", id, "delivery", delivery)
+		h.log.Info("webhook: github app installation event", "installation", id, "delivery", truncate(delivery, 64))
 	}
+	// The message id names the signed content too, so two processes
+	// racing on one delivery queue it once (the stream's dedupe window).
+	msgID := id + ":" + kind + ":" + digest[:32]
 	for i, job := range jobs {
-		msgID := delivery
+		mid := msgID
 		if len(jobs) > 1 {
-			msgID += "/" + strconv.Itoa(i)
+			mid += "/" + strconv.Itoa(i)
 		}
-		if err := h.o.Enqueue(r.Context(), job, msgID); err != nil {
-			h.log.Error("webhook: enqueue failed", "installation", id, "delivery", delivery, "err", err)
+		if err := h.o.Enqueue(r.Context(), job, mid); err != nil {
+			h.log.Error("webhook: enqueue failed", "installation", id, "delivery", truncate(delivery, 64), "err", err)
+			w.Header().Set("Retry-After", RetryAfter)
 			reply(w, http.StatusServiceUnavailable, "error", "could not queue the delivery; retry")
 			return
 		}
 	}
-	done = true
+	remember()
 	if len(jobs) == 0 {
 		reply(w, http.StatusOK, "status", outcome)
 		return
@@ -212,62 +319,4 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
-}
-
-// seenSet remembers delivery ids for the replay window. Only deliveries
-// whose signature verified are remembered, so its size is bounded by
-// legitimate traffic; expired ids are swept as time passes.
-type seenSet struct {
-	mu        sync.Mutex
-	m         map[string]seenEntry
-	window    time.Duration
-	nextSweep time.Time
-}
-
-type seenEntry struct {
-	at       time.Time
-	inFlight bool
-}
-
-const (
-	seenNew = iota
-	seenInFlight
-	seenDone
-)
-
-// begin reserves key; it reports seenDone for a replay within the window
-// and seenInFlight while another request holds it.
-func (s *seenSet) begin(key string, now time.Time) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if now.After(s.nextSweep) {
-		for k, e := range s.m {
-			if !e.inFlight && now.Sub(e.at) > s.window {
-				delete(s.m, k)
-			}
-		}
-		s.nextSweep = now.Add(time.Minute)
-	}
-	if e, ok := s.m[key]; ok {
-		switch {
-		case e.inFlight:
-			return seenInFlight
-		case now.Sub(e.at) <= s.window:
-			return seenDone
-		}
-	}
-	s.m[key] = seenEntry{at: now, inFlight: true}
-	return seenNew
-}
-
-func (s *seenSet) finish(key string, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = seenEntry{at: now}
-}
-
-func (s *seenSet) abort(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
 }

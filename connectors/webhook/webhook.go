@@ -1,15 +1,19 @@
 // Package webhook is the signed webhook intake: an http.Handler for
-// POST /v1/webhooks/{installation} that verifies a delivery's signature
-// over the raw body before reading it, drops replays, turns the delivery
-// into ingest jobs and answers 202 only after every job was enqueued. Two
-// flavours: GitHub (X-Hub-Signature-256, X-GitHub-Delivery; the items are
-// mapped by package connectors/github, so a webhook and a sync produce the
-// same documents) and Standard Webhooks (webhook-id, webhook-timestamp,
-// webhook-signature; a JSON document mapped to one item by JSON pointers).
+// POST /v1/webhooks/{installation} that refuses a request without a
+// well-formed signature header before reading its body, verifies the
+// signature over the raw body as it streams in (holding it, bounded, until
+// then), drops replays of what the signature covers, turns the delivery
+// into ingest jobs stamped with their event time and answers 202 only
+// after every job was enqueued. Two flavours: GitHub (X-Hub-Signature-256
+// over the body alone; the items are mapped by package connectors/github,
+// so a webhook and a sync produce the same documents) and Standard
+// Webhooks (webhook-id, webhook-timestamp, webhook-signature; a JSON
+// document mapped to one item by JSON pointers).
 //
 // It never parses, logs or stores a payload whose signature did not
-// verify, never blocks on ingest (Enqueue only queues) and never sets a
-// tier: the installation's declared tier is stamped by the pipeline.
+// verify, never trusts an unsigned header for anything but logs, never
+// blocks on ingest (Enqueue only queues) and never sets a tier: the
+// installation's declared tier is stamped by the pipeline.
 package webhook
 
 import (
@@ -43,6 +47,13 @@ const (
 // now, either way.
 const DefaultTolerance = 5 * time.Minute
 
+// DefaultReplayWindow is how long an accepted delivery is remembered: 72
+// hours covers GitHub's redelivery of any delivery of the past three days
+// and the Standard Webhooks retry schedules in use (about 28 hours). A
+// replay after it is still held to the event-time rule (see Replays and
+// ingestd.Job.At): it cannot roll a document back.
+const DefaultReplayWindow = 72 * time.Hour
+
 // Config is the `webhook:` block of an installation.
 type Config struct {
 	// Flavor is "github" (default) or "standard".
@@ -55,9 +66,15 @@ type Config struct {
 	SecretEnv  string     `yaml:"secret_env"`
 	SecretsEnv StringList `yaml:"secrets_env"`
 	// Tolerance bounds a Standard Webhooks timestamp's distance from now;
-	// default DefaultTolerance. (GitHub deliveries carry no timestamp;
-	// replays are caught by delivery id.)
+	// default DefaultTolerance. GitHub deliveries carry no signed
+	// timestamp.
 	Tolerance time.Duration `yaml:"tolerance"`
+	// ReplayWindow is how long an accepted delivery is remembered, by the
+	// digest of its signed body (GitHub: the X-GitHub-Delivery header is
+	// not signed) or its signed msg id (Standard Webhooks, at least as
+	// long as the tolerance lets its timestamp pass); default
+	// DefaultReplayWindow.
+	ReplayWindow time.Duration `yaml:"replay_window"`
 	// Fields maps a Standard Webhooks body to an item (see Fields).
 	Fields Fields `yaml:"fields"`
 	// Format of the mapped body text: plain (default), markdown or html.
@@ -80,13 +97,20 @@ type Config struct {
 // title or body must be present; "deleted": true tombstones the item. For
 // an envelope such as {"type":..., "data": {...}} set the pointers, e.g.
 // id: /data/id.
+//
+// updated_at (RFC 3339, or unix seconds) is the time of the state the
+// body describes; without it the signed webhook-timestamp stands in. A
+// delivery older than what is stored for its id is ignored, so a sender
+// that may retry an old message after a newer one, or change an item
+// more than once a second, should send it.
 type Fields struct {
-	ID      string `yaml:"id"`
-	Title   string `yaml:"title"`
-	Body    string `yaml:"body"`
-	URL     string `yaml:"url"`
-	Author  string `yaml:"author"`
-	Deleted string `yaml:"deleted"`
+	ID        string `yaml:"id"`
+	Title     string `yaml:"title"`
+	Body      string `yaml:"body"`
+	URL       string `yaml:"url"`
+	Author    string `yaml:"author"`
+	Deleted   string `yaml:"deleted"`
+	UpdatedAt string `yaml:"updated_at"`
 }
 
 // StringList decodes from a YAML list or one comma-separated string.
@@ -118,6 +142,7 @@ type Endpoint struct {
 	Flavor           string
 	Secrets          [][]byte
 	Tolerance        time.Duration
+	ReplayWindow     time.Duration
 	Fields           Fields
 	Format           string
 	DocsPaths        []string
@@ -127,7 +152,7 @@ type Endpoint struct {
 // NewEndpoint validates cfg and resolves its secrets (the values, not the
 // variable names). Errors are EINVALID and never echo a secret.
 func NewEndpoint(installation string, cfg Config, secrets []string) (Endpoint, error) {
-	ep := Endpoint{Installation: installation, Flavor: cfg.Flavor, Tolerance: cfg.Tolerance, Fields: cfg.Fields,
+	ep := Endpoint{Installation: installation, Flavor: cfg.Flavor, Tolerance: cfg.Tolerance, ReplayWindow: cfg.ReplayWindow, Fields: cfg.Fields,
 		Format: cfg.Format, DocsPaths: cfg.DocsPaths, SyncInstallation: cfg.SyncInstallation}
 	if ep.Flavor == "" {
 		ep.Flavor = FlavorGitHub
@@ -159,6 +184,12 @@ func NewEndpoint(installation string, cfg Config, secrets []string) (Endpoint, e
 	case ep.Tolerance < 0:
 		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.tolerance must not be negative")
 	}
+	switch {
+	case ep.ReplayWindow == 0:
+		ep.ReplayWindow = DefaultReplayWindow
+	case ep.ReplayWindow < 0:
+		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.replay_window must not be negative")
+	}
 	switch ep.Format {
 	case "":
 		ep.Format = ingestd.FormatPlain
@@ -171,7 +202,7 @@ func NewEndpoint(installation string, cfg Config, secrets []string) (Endpoint, e
 		name string
 		ptr  *string
 		def  string
-	}{{"id", &f.ID, "/id"}, {"title", &f.Title, "/title"}, {"body", &f.Body, ""}, {"url", &f.URL, "/url"}, {"author", &f.Author, "/author"}, {"deleted", &f.Deleted, "/deleted"}} {
+	}{{"id", &f.ID, "/id"}, {"title", &f.Title, "/title"}, {"body", &f.Body, ""}, {"url", &f.URL, "/url"}, {"author", &f.Author, "/author"}, {"deleted", &f.Deleted, "/deleted"}, {"updated_at", &f.UpdatedAt, "/updated_at"}} {
 		if *p.ptr == "" {
 			*p.ptr = p.def
 			continue

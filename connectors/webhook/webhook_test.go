@@ -53,22 +53,26 @@ type harness struct {
 
 func MustHarness(tb testing.TB, eps map[string]webhook.Endpoint, maxBody int64) *harness {
 	tb.Helper()
+	return MustHarnessOpts(tb, webhook.Options{Endpoints: eps, MaxBodyBytes: maxBody})
+}
+
+// MustHarnessOpts is MustHarness with more options; the harness sets
+// Enqueue, Logger and Now.
+func MustHarnessOpts(tb testing.TB, o webhook.Options) *harness {
+	tb.Helper()
 	hs := &harness{now: t0}
-	h, err := webhook.New(webhook.Options{
-		Endpoints: eps,
-		Enqueue: func(_ context.Context, job ingestd.Job, msgID string) error {
-			hs.mu.Lock()
-			defer hs.mu.Unlock()
-			if hs.fail != nil {
-				return hs.fail
-			}
-			hs.jobs = append(hs.jobs, queued{job, msgID})
-			return nil
-		},
-		Logger:       slog.New(slog.NewTextHandler(&hs.logs, nil)),
-		Now:          func() time.Time { hs.mu.Lock(); defer hs.mu.Unlock(); return hs.now },
-		MaxBodyBytes: maxBody,
-	})
+	o.Enqueue = func(_ context.Context, job ingestd.Job, msgID string) error {
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		if hs.fail != nil {
+			return hs.fail
+		}
+		hs.jobs = append(hs.jobs, queued{job, msgID})
+		return nil
+	}
+	o.Logger = slog.New(slog.NewTextHandler(&hs.logs, nil))
+	o.Now = func() time.Time { hs.mu.Lock(); defer hs.mu.Unlock(); return hs.now }
+	h, err := webhook.New(o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -201,7 +205,7 @@ func TestGitHubEvents(t *testing.T) {
 			}
 			for i, want := range tt.want {
 				q := jobs[i]
-				wantMsg := "d-" + tt.file
+				wantMsg := msgIDOf("gh", "gh", body)
 				if len(jobs) > 1 {
 					wantMsg += "/" + strconv.Itoa(i)
 				}
@@ -309,8 +313,9 @@ func TestReplayIgnored(t *testing.T) {
 	if n := len(hs.Jobs()); n != 1 {
 		t.Errorf("jobs = %d, want 1", n)
 	}
-	// After the replay window the id is forgotten (downstream msg-id
-	// dedupe is the backstop).
+	// After the replay window the digest is forgotten: the delivery is
+	// queued again, and the pipeline's event-time rule keeps it from
+	// rolling anything back (TestReplayCannotRollBack).
 	hs.now = hs.now.Add(webhook.DefaultReplayWindow + time.Minute)
 	if w := hs.postGitHub("/v1/webhooks/gh", "issue_comment", "dup", sig, body); w.Code != 202 {
 		t.Errorf("after the window: %d, want 202", w.Code)
@@ -479,7 +484,7 @@ func TestStandardWebhooks(t *testing.T) {
 				}
 				return
 			}
-			if len(jobs) != 1 || jobs[0].msgID != "msg_1" {
+			if len(jobs) != 1 || jobs[0].msgID != msgIDOf("std", "std", []byte("msg_1")) {
 				t.Fatalf("jobs = %+v", jobs)
 			}
 			it := jobs[0].job.Item
@@ -524,7 +529,7 @@ func TestStandardPayloadShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job, err := webhook.StandardJob(tt.ep, []byte(tt.body))
+			job, err := webhook.StandardJob(tt.ep, []byte(tt.body), t0)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -555,6 +560,13 @@ func TestStandardPayloadShapes(t *testing.T) {
 	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "no id at /id") {
 		t.Errorf("code = %d body %s, want 422 naming /id", w.Code, w.Body)
 	}
+}
+
+// msgIDOf is the queue message id the handler must use: named by what the
+// signature covers, never by an unsigned header.
+func msgIDOf(installation, kind string, signed []byte) string {
+	sum := sha256.Sum256(signed)
+	return installation + ":" + kind + ":" + hex.EncodeToString(sum[:])[:32]
 }
 
 func mustJSON(tb testing.TB, v any) []byte {
