@@ -146,7 +146,7 @@ func (f *Fencer) Fence(body string, o Origin) string {
 	sb.Grow(len(openPrefix) + nonceLen + 96 + len(o.Installation) + len(o.SourceKind) + len(o.Tier) + len(o.URI) + len(o.Title) +
 		len(notice) + len(b) + len(closePrefix) + nonceLen + 8)
 	sb.WriteString(openPrefix)
-	sb.WriteString(nonce)
+	sb.Write(nonce[:])
 	for i, v := range o.fieldPtrs() {
 		sb.WriteByte(' ')
 		sb.WriteString(attrKeys[i])
@@ -161,21 +161,20 @@ func (f *Fencer) Fence(body string, o Origin) string {
 	sb.WriteString(b)
 	sb.WriteByte('\n')
 	sb.WriteString(closePrefix)
-	sb.WriteString(nonce)
+	sb.Write(nonce[:])
 	sb.WriteString(markerEnd)
 	return sb.String()
 }
 
-func (f *Fencer) nonce() string {
+func (f *Fencer) nonce() (out [nonceLen]byte) {
 	var raw [nonceBytes]byte
 	if f.Rand == nil {
 		rand.Read(raw[:]) // never returns an error; crashes the program if the OS cannot supply randomness
 	} else if _, err := io.ReadFull(f.Rand, raw[:]); err != nil {
 		panic(fmt.Sprintf("firewall: read fence nonce: %v", err))
 	}
-	var out [nonceLen]byte
 	hex.Encode(out[:], raw[:])
-	return string(out[:])
+	return out
 }
 
 // Unfence returns the body and origin of a text made by Fence, for readers
@@ -393,11 +392,10 @@ func apply(s string, sp []span) string {
 // sanitiseAttr makes an origin field safe inside its quotes on the open
 // marker's line (see Fencer.Fence). It is idempotent.
 func sanitiseAttr(v string) string {
-	v = strings.ToValidUTF8(v, "\uFFFD")
 	if !attrNeedsWork(v) {
 		return v
 	}
-	v = norm.NFKC.String(v)
+	v = norm.NFKC.String(strings.ToValidUTF8(v, "\uFFFD"))
 	var sb strings.Builder
 	space := false
 	for _, r := range v {
@@ -439,14 +437,18 @@ func sanitiseAttr(v string) string {
 
 // attrNeedsWork reports whether sanitiseAttr could change v.
 func attrNeedsWork(v string) bool {
-	if len(v) > maxAttr || strings.HasPrefix(v, " ") || strings.HasSuffix(v, " ") || strings.Contains(v, "  ") {
+	if len(v) > maxAttr || len(v) > 0 && (v[0] == ' ' || v[len(v)-1] == ' ') {
 		return true
 	}
+	anchors := false
 	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= utf8.RuneSelf || c < 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>' {
+		switch c := v[i]; {
+		case c >= utf8.RuneSelf || c < 0x20 || c == 0x7f || c == '"' || c == '<' || c == '>',
+			c == ' ' && i > 0 && v[i-1] == ' ':
 			return true
+		case asciiClass[c]&classAnchor != 0:
+			anchors = true
 		}
 	}
-	return !asciiClean(v)
+	return anchors && !asciiClean(v)
 }

@@ -579,17 +579,13 @@ var benchBody = strings.Repeat("Hi team, the nightly export failed again at 02:1
 func BenchmarkFence(b *testing.B) {
 	b.SetBytes(int64(len(benchBody)))
 	b.ReportAllocs()
-	for b.Loop() {
-		Fence(benchBody, testOrigin)
-	}
+	loop(b, func() { Fence(benchBody, testOrigin) })
 }
 
 func BenchmarkPlainCopy(b *testing.B) {
 	b.SetBytes(int64(len(benchBody)))
 	b.ReportAllocs()
-	for b.Loop() {
-		_ = strings.Clone(benchBody)
-	}
+	loop(b, func() { _ = strings.Clone(benchBody) })
 }
 
 // BenchmarkFenceUnicode fences 2 KB of non-ASCII text (the general path).
@@ -597,8 +593,21 @@ func BenchmarkFenceUnicode(b *testing.B) {
 	body := strings.Repeat("Grüße aus München — the invoice ＃42 is attached. お問い合わせありがとうございます。\n", 30)[:2048]
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
+	loop(b, func() { Fence(body, testOrigin) })
+}
+
+// loop runs f b.N times and reports, beside the wall time, the process's
+// CPU time per op (cpu-ns/op), which the neighbours on a shared machine do
+// not inflate.
+func loop(b *testing.B, f func()) {
+	n := 0
+	cpu := cpuTime()
 	for b.Loop() {
-		Fence(body, testOrigin)
+		f()
+		n++
+	}
+	if cpu := cpuTime() - cpu; cpu > 0 && n > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 	}
 }
 

@@ -68,8 +68,12 @@ const (
 	kwHit    = 1 << (len(keyword) - 1) * laneOnes
 )
 
-// The keyword must fit a lane, and a match the ring of offsets below.
-const _ = uint(laneBits - 1 - len(keyword))
+// The keyword must fit a lane (and a match the ring of offsets below), and
+// laneOnes has maxWild+1 lanes.
+const (
+	_ = uint(laneBits - 1 - len(keyword))
+	_ = uint(maxWild-3) + uint(3-maxWild)
+)
 
 // kwMatcher finds keyword matches in a stream of symbols.
 type kwMatcher struct {
@@ -171,157 +175,197 @@ func scanMarkers(s string, first bool) []span {
 
 // asciiClean reports whether s is printable ASCII (plus \n and \t) with
 // nothing to defuse: the fast path, on which Fence copies the body as is.
-// It agrees with reveal and scanMarkers on every ASCII input.
+// On printable ASCII it says true exactly when reveal and scanMarkers would
+// change nothing (FuzzASCIIFastPath); it may give up (say false) on
+// characters of several symbols it cannot walk, none of which is ASCII in
+// today's table.
 //
-// It reads eight bytes at a time and stops only at anchors (see
-// anchorMask): every run of '<' starts with one, and every keyword match has
-// one at its position 2 (its 'g', or a digit standing in for it), so
-// checking through each anchor finds them all.
+// It classifies eight bytes at a time through asciiClass and looks closer
+// only at odd bytes and anchors: every run of '<' starts with an anchor, and
+// every keyword match has one at its position kwAnchor (its 'g', or a digit
+// standing in for it). Most anchors are dismissed by the byte or two after
+// them (asciiNext); the rest are checked one by one.
 func asciiClean(s string) bool {
+	const ones = 0x0101010101010101
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if w&hi != 0 {
+		b := s[i : i+8]
+		m := uint64(asciiClass[b[0]]) | uint64(asciiClass[b[1]])<<8 | uint64(asciiClass[b[2]])<<16 | uint64(asciiClass[b[3]])<<24 |
+			uint64(asciiClass[b[4]])<<32 | uint64(asciiClass[b[5]])<<40 | uint64(asciiClass[b[6]])<<48 | uint64(asciiClass[b[7]])<<56
+		if m == 0 {
+			continue
+		}
+		if m&(classOdd*ones) != 0 {
 			return false
 		}
-		if ctl := (^(w + 0x60*ones) | (w + ones)) & hi; ctl != 0 { // below 0x20, or 0x7f
-			if ctl&^(eqByte(w, '\n')|eqByte(w, '\t')) != 0 {
-				return false
+		for m &= classAnchor * ones; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)/8
+			// Most anchors are dismissed by the byte or two after them.
+			if j+2 < len(s) {
+				if n1 := asciiNext[s[j+1]]; n1&nextMisfit != 0 || n1&nextThin != 0 && asciiNext[s[j+2]]&nextMisfit != 0 {
+					continue
+				}
 			}
-		}
-		for m := anchorMask(w); m != 0; m &= m - 1 {
-			if !asciiSafeAt(s, i+bits.TrailingZeros64(m)/8) {
+			if !asciiSafeAt(s, j) {
 				return false
 			}
 		}
 	}
 	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x7f || c < 0x20 && c != '\n' && c != '\t' {
-			return false
-		}
-		if anchorMask(uint64(c)) != 0 && !asciiSafeAt(s, i) {
+		if c := asciiClass[s[i]]; c&classOdd != 0 || c&classAnchor != 0 && !asciiAnchorSafe(s, i) {
 			return false
 		}
 	}
 	return true
 }
 
-// Word-at-a-time constants: the low seven bits, the high bit and the low bit
-// of each byte.
-const (
-	lo7  = 0x7f7f7f7f7f7f7f7f
-	hi   = 0x8080808080808080
-	ones = 0x0101010101010101
-)
-
-// eqByte returns the high bit of each byte of w that equals c. Every byte
-// of w must be ASCII.
-func eqByte(w uint64, c byte) uint64 { return ^((w ^ uint64(c)*ones) + lo7) & hi }
-
-// anchorMask returns the high bit of each byte of the ASCII word w at which
-// asciiClean looks closer: '0' to '<' (the digits, ':', ';' and '<'), 'g'
-// and 'G', and '%' (whose skeleton ends in a digit). TestASCIIAnchors checks
-// that these cover every ASCII character standing for '<', a digit or the
-// keyword's third letter.
-func anchorMask(w uint64) uint64 {
-	digitsToLT := (w + (0x80-'0')*ones) &^ (w + (0x80-'<'-1)*ones) & hi
-	return digitsToLT | eqByte(w|0x20*ones, 'g') | eqByte(w, '%')
+// asciiAnchorSafe reports whether no marker goes through the anchor s[i]:
+// most anchors are dismissed by the byte or two after them (asciiNext),
+// the rest by asciiSafeAt. asciiClean's word loop has it inlined by hand.
+func asciiAnchorSafe(s string, i int) bool {
+	if i+2 < len(s) {
+		if n1 := asciiNext[s[i+1]]; n1&nextMisfit != 0 || n1&nextThin != 0 && asciiNext[s[i+2]]&nextMisfit != 0 {
+			return true
+		}
+	}
+	return asciiSafeAt(s, i)
 }
 
-// asciiPos[c] says, for an ASCII character c standing for one symbol, at
-// which keyword positions it fits (bits 0 to 10; all of them for a digit),
-// with posDigit for a digit and posSkip for a symbol the matcher skips;
-// posSlow marks a character standing for several symbols.
-var asciiPos = func() (t [utf8.RuneSelf]uint16) {
-	for c := range t {
-		switch syms := skelASCII[c]; {
-		case len(syms) > 1:
-			t[c] = posSlow
-		case syms == "", syms[0] == symPunct, syms[0] == symOpen:
-			t[c] = posSkip
-		case syms[0] == symDigit:
-			t[c] = kwAll | posDigit
-		default:
-			t[c] = kwPos[syms[0]]
-		}
-	}
-	return t
-}()
+// asciiClass and asciiNext classify bytes for asciiClean, from the
+// skeleton table.
+var asciiClass, asciiNext = asciiClasses()
 
 const (
-	posDigit = 1 << 12
-	posSkip  = 1 << 13
-	posSlow  = 1 << 14
+	// classOdd: not printable ASCII, \n or \t; the fast path gives up.
+	classOdd = 1 << iota
+	// classAnchor: can start a run of '<' or stand at keyword position
+	// kwAnchor.
+	classAnchor
 )
 
-// asciiSafeAt reports whether no '<' run starts at the anchor s[i] and no
-// keyword match has a symbol of s[i] at position 2. Non-ASCII bytes end a
-// look; the caller rejects them anyway.
-func asciiSafeAt(s string, i int) bool {
-	if s[i] == '<' {
-		return !asciiRunAt(s, i)
-	}
-	p := asciiPos[s[i]]
-	switch {
-	case p&posSlow != 0:
-		syms := skelASCII[s[i]]
-		for q := 0; q < len(syms); q++ {
-			if c := syms[q]; c == symOpen && asciiRunAt(s, i) ||
-				(c == symDigit || kwPos[c]&(1<<kwAnchor) != 0) && asciiKeywordAtSlow(s, i, q) {
-				return false
+const (
+	// nextMisfit: its first symbol ends a run of '<' and cannot stand at
+	// keyword position kwAnchor+1, so no marker goes on through it from an
+	// anchor just before.
+	nextMisfit = 1 << iota
+	// nextThin: stands for nothing but punctuation, or for one '<'; a
+	// misfit right after it ends what an anchor before it started.
+	nextThin
+)
+
+func asciiClasses() (class, next [256]uint8) {
+	for c := range class {
+		if c >= 0x7f || c < 0x20 && c != '\n' && c != '\t' {
+			class[c] = classOdd
+			continue
+		}
+		syms := skelASCII[c]
+		for q := 0; q < len(syms) && syms[q] != symOther; q++ {
+			if d := syms[q]; d == symOpen || d == symDigit || kwPos[d]&(1<<kwAnchor) != 0 {
+				class[c] = classAnchor
 			}
 		}
-		return true
-	case p&(1<<kwAnchor) == 0:
+		if len(syms) > 0 {
+			if d := syms[0]; d != symPunct && d != symOpen && d != symDigit && kwPos[d]&(1<<(kwAnchor+1)) == 0 {
+				next[c] |= nextMisfit
+			}
+		}
+		if strings.Trim(syms, string(symPunct)) == "" || syms == string(symOpen) {
+			next[c] |= nextThin
+		}
+	}
+	return class, next
+}
+
+// asciiFwd and asciiBack say how an ASCII character reads in the keyword
+// matcher, forward (its first symbol) and backward (its last): bits 0 to 10
+// are the keyword positions that symbol fits, with walkDigit when it is a
+// digit and walkSkip when the matcher skips the whole character; a
+// character that fits nowhere (a letter that is not the keyword's) ends the
+// walk. A character standing for several symbols fits only where the
+// others allow ("%" stands for "x#", so backward its '#' fits position 0
+// only) or is walkGiveUp, on which asciiClean leaves s to the general path.
+var asciiFwd, asciiBack = asciiWalkTables()
+
+const (
+	walkDigit  = 1 << 12
+	walkSkip   = 1 << 13
+	walkGiveUp = 1 << 14
+)
+
+func asciiWalkTables() (fwd, back [utf8.RuneSelf]uint16) {
+	fits := func(c byte) uint16 {
+		if c == symDigit {
+			return kwAll | walkDigit
+		}
+		return kwPos[c]
+	}
+	for c := range fwd {
+		syms := strings.Trim(skelASCII[c], string([]byte{symPunct, symOpen}))
+		switch {
+		case syms == "":
+			fwd[c], back[c] = walkSkip, walkSkip
+		case len(syms) == 1:
+			fwd[c], back[c] = fits(syms[0]), fits(syms[0])
+		case len(syms) == 2 && syms[0] == symOther && syms[1] != symOther:
+			// "x" then one symbol: forward the 'x' ends the walk; backward
+			// the symbol can only start a match.
+			fwd[c], back[c] = 0, fits(syms[1])&(1|walkDigit)
+		default:
+			fwd[c], back[c] = walkGiveUp, walkGiveUp
+		}
+	}
+	return fwd, back
+}
+
+// asciiSafeAt reports whether no '<' run starts at the anchor s[i] and no
+// keyword match has s[i] at position kwAnchor. Non-ASCII bytes end a look;
+// the caller rejects them anyway.
+func asciiSafeAt(s string, i int) bool {
+	if skelASCII[s[i]] == string(symOpen) {
+		return !asciiRunAt(s, i)
+	}
+	p := asciiFwd[s[i]]
+	if p&walkGiveUp != 0 || len(skelASCII[s[i]]) != 1 {
+		return false
+	}
+	if p&(1<<kwAnchor) == 0 {
 		return true
 	}
-	wild := 0
-	if p&posDigit != 0 {
-		wild++
-	}
+	wild := int(p / walkDigit & 1)
 	// Forward from position kwAnchor+1, then back from kwAnchor-1.
-	pos := kwAnchor + 1
-	for j := i + 1; pos < len(keyword); j++ {
+	for j, pos := i+1, kwAnchor+1; pos < len(keyword); j++ {
 		if j >= len(s) || s[j] >= utf8.RuneSelf {
 			return true
 		}
-		p := asciiPos[s[j]]
-		switch {
-		case p&(1<<pos) != 0:
-			if p&posDigit != 0 {
-				if wild++; wild > maxWild {
-					return true
-				}
+		switch p := asciiFwd[s[j]]; {
+		case p&walkGiveUp != 0:
+			return false
+		case p&walkSkip != 0:
+		case p&(1<<pos) == 0:
+			return true
+		default:
+			if wild += int(p / walkDigit & 1); wild > maxWild {
+				return true
 			}
 			pos++
-		case p&posSkip != 0:
-		case p&posSlow != 0:
-			return !asciiKeywordAtSlow(s, i, 0)
-		default:
-			return true
 		}
 	}
-	pos = kwAnchor - 1
-	for j := i - 1; pos >= 0; j-- {
+	for j, pos := i-1, kwAnchor-1; pos >= 0; j-- {
 		if j < 0 || s[j] >= utf8.RuneSelf {
 			return true
 		}
-		p := asciiPos[s[j]]
-		switch {
-		case p&(1<<pos) != 0:
-			if p&posDigit != 0 {
-				if wild++; wild > maxWild {
-					return true
-				}
+		switch p := asciiBack[s[j]]; {
+		case p&walkGiveUp != 0:
+			return false
+		case p&walkSkip != 0:
+		case p&(1<<pos) == 0:
+			return true
+		default:
+			if wild += int(p / walkDigit & 1); wild > maxWild {
+				return true
 			}
 			pos--
-		case p&posSkip != 0:
-		case p&posSlow != 0:
-			return !asciiKeywordAtSlow(s, i, 0)
-		default:
-			return true
 		}
 	}
 	return false
@@ -346,58 +390,4 @@ func asciiRunAt(s string, i int) bool {
 		}
 	}
 	return false
-}
-
-// asciiKeywordAtSlow reports whether symbol q of s[i] stands at position
-// kwAnchor of a keyword match in the skeleton of s. It reads characters
-// standing for several symbols, which asciiSafeAt leaves to it.
-func asciiKeywordAtSlow(s string, i, q int) bool {
-	wild := 0
-	fits := func(c byte, pos int) bool {
-		if c == symDigit {
-			wild++
-			return wild <= maxWild
-		}
-		return kwPos[c]&(1<<pos) != 0
-	}
-	syms := skelASCII[s[i]]
-	if !fits(syms[q], kwAnchor) {
-		return false
-	}
-	pos, j, rest := kwAnchor+1, i, syms[q+1:]
-	for pos < len(keyword) {
-		for k := 0; k < len(rest) && pos < len(keyword); k++ {
-			if c := rest[k]; c != symPunct && c != symOpen {
-				if !fits(c, pos) {
-					return false
-				}
-				pos++
-			}
-		}
-		if pos == len(keyword) {
-			break
-		}
-		if j++; j >= len(s) || s[j] >= utf8.RuneSelf {
-			return false
-		}
-		rest = skelASCII[s[j]]
-	}
-	pos, j, rest = kwAnchor-1, i, syms[:q]
-	for {
-		for k := len(rest) - 1; k >= 0 && pos >= 0; k-- {
-			if c := rest[k]; c != symPunct && c != symOpen {
-				if !fits(c, pos) {
-					return false
-				}
-				pos--
-			}
-		}
-		if pos < 0 {
-			return true
-		}
-		if j--; j < 0 || s[j] >= utf8.RuneSelf {
-			return false
-		}
-		rest = skelASCII[s[j]]
-	}
 }

@@ -189,26 +189,51 @@ func TestDetectorAgreesWithReference(t *testing.T) {
 	}
 }
 
-// TestASCIIAnchors checks that asciiClean stops at every ASCII character
-// that can start a run of '<' or stand at the keyword position it anchors
-// on, in every byte of a word.
-func TestASCIIAnchors(t *testing.T) {
+// TestASCIIDismissals checks asciiClass's classes by what they promise,
+// for every anchor followed by any two ASCII bytes: when asciiClean
+// dismisses the anchor, the symbols after it show that no keyword match has
+// it at position kwAnchor and no run of '<' starts at it.
+func TestASCIIDismissals(t *testing.T) {
+	dismissed := 0
+	for c1 := 0; c1 < utf8.RuneSelf; c1++ {
+		for c2 := 0; c2 < utf8.RuneSelf; c2++ {
+			n1, n2 := asciiNext[c1], asciiNext[c2]
+			if n1&nextMisfit == 0 && (n1&nextThin == 0 || n2&nextMisfit == 0) {
+				continue
+			}
+			dismissed++
+			after := skelASCII[c1] + skelASCII[c2]
+			if n1&nextMisfit != 0 {
+				after = skelASCII[c1]
+			}
+			// Keyword: the next symbol the matcher reads must be there and
+			// must not fit the next position.
+			next := strings.TrimLeft(after, string([]byte{symPunct, symOpen}))
+			if next == "" || next[0] == symDigit || kwPos[next[0]]&(1<<(kwAnchor+1)) != 0 {
+				t.Errorf("an anchor before %q %q is dismissed, but their symbols %q may go on with the keyword", rune(c1), rune(c2), after)
+			}
+			// Run: fewer than minLTRun-1 more '<' before something else.
+			if n := len(after) - len(strings.TrimLeft(after, string(symOpen))); n >= minLTRun-1 || n == len(after) {
+				t.Errorf("an anchor before %q %q is dismissed, but their symbols %q may go on with a run of '<'", rune(c1), rune(c2), after)
+			}
+		}
+	}
+	if dismissed < 1000 {
+		t.Errorf("only %d pairs dismiss an anchor", dismissed)
+	}
+	// The anchors: what can start a run of '<' or stand at kwAnchor, with
+	// no other letter before it in the same character.
 	for c := 0; c < utf8.RuneSelf; c++ {
-		syms := skelASCII[c]
-		need := strings.ContainsAny(syms, string([]byte{symOpen, symDigit}))
-		for i := 0; i < len(syms); i++ {
-			need = need || kwPos[syms[i]]&(1<<kwAnchor) != 0
+		syms, need := skelASCII[c], false
+		for q := 0; q < len(syms) && syms[q] != symOther; q++ {
+			need = need || syms[q] == symOpen || syms[q] == symDigit || kwPos[syms[q]]&(1<<kwAnchor) != 0
 		}
-		for at := 0; at < 8; at++ {
-			w := uint64('x')*ones&^(0xff<<(8*at)) | uint64(c)<<(8*at)
-			m := anchorMask(w)
-			if need && m != 1<<(8*at+7) {
-				t.Errorf("anchorMask misses %q at byte %d: %#x", rune(c), at, m)
-			}
-			if m&^(1<<(8*at+7)) != 0 {
-				t.Errorf("anchorMask marks bytes besides %q at byte %d: %#x", rune(c), at, m)
-			}
+		if need != (asciiClass[c]&classAnchor != 0) {
+			t.Errorf("%q: anchor %v, want %v", rune(c), !need, need)
 		}
+	}
+	if got := asciiClass['g'] & asciiClass['G'] & asciiClass['5'] & asciiClass['<'] & classAnchor; got == 0 {
+		t.Error("'g', 'G', '5' and '<' should be anchors")
 	}
 }
 

@@ -56,6 +56,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -81,6 +82,9 @@ const (
 type Builder struct {
 	letterOf map[rune]byte // skeleton of a letter (see canon) -> keyword letter
 	nameFold map[rune]rune // a form of a Latin letter -> that letter
+
+	foldOnce sync.Once
+	asciiOf  map[rune]rune // skeleton of an ASCII letter in either case -> the letter
 }
 
 var latinForm = regexp.MustCompile(`(?:^|\s)(?:LATIN (?:CAPITAL |SMALL )?LETTER (?:SMALL CAPITAL )?|LATIN LETTER SMALL CAPITAL |REGIONAL INDICATOR SYMBOL LETTER )([A-Z])$`)
@@ -355,6 +359,42 @@ func asciiName(c int) string {
 		return fmt.Sprintf("control %#x", c)
 	}
 	return fmt.Sprintf("%q", rune(c))
+}
+
+// Fold returns the letter r looks like, whatever its case, for comparing
+// text by its look: the lower-case ASCII letter whose skeleton (in either
+// case) r shares, as keyword letters are found, else the skeleton of r in
+// lower case. Digits and other characters are returned as they are, white
+// space as ' ', and marks and default-ignorable characters as -1 (dropped
+// by strings.Map). 'l' and 'I' share a skeleton, so 'l' folds to 'i'.
+func (b *Builder) Fold(r rune) rune {
+	switch {
+	case unicode.Is(unicode.White_Space, r):
+		return ' '
+	case unicode.Is(unicode.M, r) || ignorable(r):
+		return -1
+	case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+		if d, ok := single(norm.NFKD.String(string(r))); ok && d != r {
+			return b.Fold(d)
+		}
+		return r
+	}
+	b.foldOnce.Do(func() {
+		b.asciiOf = map[rune]rune{}
+		for l := 'a'; l <= 'z'; l++ {
+			for _, v := range []rune{l, unicode.ToUpper(l)} {
+				if _, ok := b.asciiOf[b.canon(v)]; !ok {
+					b.asciiOf[b.canon(v)] = l
+				}
+			}
+		}
+	})
+	for _, y := range orbit(r) {
+		if l, ok := b.asciiOf[b.canon(y)]; ok {
+			return l
+		}
+	}
+	return b.canon(unicode.ToLower(r))
 }
 
 // Sources returns, for each symbol string of a single keyword letter or of
