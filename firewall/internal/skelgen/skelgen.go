@@ -103,7 +103,13 @@ func New(keyword string) *Builder {
 		if r >= 0xD800 && r <= 0xDFFF {
 			continue
 		}
-		if m := latinForm.FindStringSubmatch(runenames.Name(r)); m != nil {
+		// Only names ending in a one-letter word can match; the test
+		// spares the regexp the other million.
+		name := runenames.Name(r)
+		if n := len(name); n < 2 || name[n-2] != ' ' || name[n-1] < 'A' || name[n-1] > 'Z' {
+			continue
+		}
+		if m := latinForm.FindStringSubmatch(name); m != nil {
 			b.nameFold[r] = rune(m[1][0])
 		}
 	}
@@ -186,6 +192,27 @@ func ignorable(r rune) bool {
 		unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
+// plainLetter reports whether r is a letter that no rule below touches:
+// no decomposition, no prototype, no case variant, no Latin-letter name,
+// not a keyword letter's skeleton. Most of Unicode's letters (the Han
+// ideographs among them) are such, and stand for 'x'.
+func (b *Builder) plainLetter(r rune) bool {
+	if r < utf8.RuneSelf || !unicode.IsLetter(r) || unicode.SimpleFold(r) != r ||
+		confusable.GetReplacement(r) != "" || norm.NFKD.PropertiesString(string(r)).Decomposition() != nil {
+		return false
+	}
+	_, named := b.nameFold[r]
+	_, keyword := b.letterOf[r]
+	return !named && !keyword
+}
+
+// unassignedOrPrivate reports whether r is a private-use character or has
+// no general category in the Go standard library's Unicode tables.
+func unassignedOrPrivate(r rune) bool {
+	return unicode.Is(unicode.Co, r) ||
+		!unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
+}
+
 // Symbols returns the symbols r stands for (see the package comment).
 func (b *Builder) Symbols(r rune) string { return b.symbols(r, 0) }
 
@@ -195,6 +222,12 @@ func (b *Builder) symbols(r rune, depth int) string {
 	}
 	if gap(r) {
 		return ""
+	}
+	if unassignedOrPrivate(r) && confusable.GetReplacement(r) == "" {
+		return string(Punct) // what the rules below make of it, sooner
+	}
+	if b.plainLetter(r) {
+		return string(Other) // likewise
 	}
 	if d := norm.NFKD.String(string(r)); d != string(r) {
 		var sb strings.Builder
