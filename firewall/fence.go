@@ -136,9 +136,8 @@ func Fence(body string, o Origin) string { return defaultFencer.Fence(body, o) }
 // Origin fields are NFKC-normalised; quotes become ', '<' and '>' become
 // '‹' and '›', control, format, bidi and line-separator characters are
 // dropped, whitespace collapses to one space, marker-like text is defused
-// as in the body,
-// and each field is cut to 300 bytes, so no field can leave its quotes or
-// its line.
+// as in the body, and each field is cut to 300 bytes, so no field can
+// leave its quotes or its line.
 func (f *Fencer) Fence(body string, o Origin) string {
 	nonce := f.nonce()
 	b := neutralise(body)
