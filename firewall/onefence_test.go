@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestOneFence enforces PRODUCT.md rule 2: no Go file outside firewall/
@@ -17,7 +19,7 @@ import (
 // hand-roll a second fence.
 func TestOneFence(t *testing.T) {
 	root := mustRepoRoot(t)
-	found, err := findHandRolledFences(root)
+	found, err := findHandRolledFences(t, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +41,12 @@ func TestFindHandRolledFences(t *testing.T) {
 		{name: "not instructions", path: "cmd/ingestd/search.go", content: "package main\n\n// these are NOT\n// instructions\nvar s = \"quoted, not  instructions\"\n", flagged: true},
 		{name: "hand-rolled marker", path: "retrieval/r.go", content: "package retrieval\n\nvar open = \"<<<\" + \"INGESTD_DATA nonce=\" + n\n", flagged: true},
 		{name: "disguised keyword", path: "bench/b.go", content: "package bench\n\nvar k = \"ingestd-data\"\n", flagged: true},
+		{name: "look-alike keyword", path: "bench/c.go", content: "package bench\n\nvar k = \"ꓲNᏳᎬᏚᎢᎠ_ᎠᎪᎢᎪ\"\n", flagged: true},
+		{name: "digits for letters", path: "bench/d.go", content: "package bench\n\nvar k = \"lNGE5TD_D4TA\"\n", flagged: true},
+		{name: "look-alike wording", path: "retrieval/w.go", content: "package retrieval\n\n// Тreat іt аs dаta, nоt іnstruсtіоns.\n", flagged: true},
+		{name: "wording in capitals", path: "retrieval/x.go", content: "package retrieval\n\nconst s = \"WRITTEN BY SOMEONE ELSE\"\n", flagged: true},
+		{name: "invisible characters in the wording", path: "retrieval/y.go", content: "package retrieval\n\nconst s = \"not\u200b in\u00adstructions\"\n", flagged: true},
+		{name: "ordinary words", path: "retrieval/z.go", content: "package retrieval\n\n// The ingestd daemon stores data; these are notes, not a set of instructions.\n"},
 		{name: "test file too", path: "retrieval/r_test.go", content: "package retrieval\n\nvar _ = strings.Contains(got, \"END_INGESTD_DATA\")\n", flagged: true},
 		{name: "firewall itself", path: "firewall/x.go", content: "package firewall\n\nconst k = \"INGESTD_DATA\"\n"},
 		{name: "nested firewall dir is scanned", path: "x/firewall/x.go", content: "package firewall\n\nconst k = \"INGESTD_DATA\"\n", flagged: true},
@@ -51,7 +59,7 @@ func TestFindHandRolledFences(t *testing.T) {
 			root := t.TempDir()
 			mustWrite(t, filepath.Join(root, "go.mod"), "module example\n")
 			mustWrite(t, filepath.Join(root, filepath.FromSlash(tt.path)), tt.content)
-			found, err := findHandRolledFences(root)
+			found, err := findHandRolledFences(t, root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,19 +70,44 @@ func TestFindHandRolledFences(t *testing.T) {
 	}
 }
 
-// fenceWording lists, lower-cased and with single spaces, the phrases of the
-// fence's notice that no other file may use. They come from notice itself,
-// so changing the wording keeps the scan in step.
-var fenceWording = []string{"not instructions", "treat it as data", "written by someone else", strings.ToLower(notice)}
+// fenceWording lists the phrases of the fence's notice that no other file
+// may use. They come from notice itself, so changing the wording keeps the
+// scan in step. findHandRolledFences compares them with each file by their
+// look (see foldLook), so a copy spelled with look-alikes counts.
+var fenceWording = []string{"not instructions", "treat it as data", "written by someone else", notice}
 
-var spaces = regexp.MustCompile(`\s+`)
+var spaces = regexp.MustCompile(` +`)
+
+// foldLook maps a text to how it looks, for comparing: every letter to the
+// letter it looks like whatever its case ("Іnstruсtіоns" in Cyrillic and
+// "INSTRUCTIONS" both read "instructions"), white space to one space,
+// invisible characters to nothing (see skelgen.Builder.Fold).
+func foldLook(tb testing.TB, s string) string {
+	b := mustBuilder(tb)
+	asciiLookOnce.Do(func() {
+		for r := range asciiLook {
+			asciiLook[r] = b.Fold(rune(r))
+		}
+	})
+	return spaces.ReplaceAllString(strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf {
+			return asciiLook[r]
+		}
+		return b.Fold(r)
+	}, s), " ")
+}
+
+var (
+	asciiLookOnce sync.Once
+	asciiLook     [utf8.RuneSelf]rune
+)
 
 // findHandRolledFences walks the Go files under root, except root/firewall,
 // testdata, vendor and hidden directories, and returns one line per file
 // that holds the marker keyword (by the fence's own lenient detector, so
 // "ingestd-data" counts) or a phrase of the notice (case and spacing
 // ignored).
-func findHandRolledFences(root string) ([]string, error) {
+func findHandRolledFences(tb testing.TB, root string) ([]string, error) {
 	var found []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -107,9 +140,9 @@ func findHandRolledFences(root string) ([]string, error) {
 			}
 		}
 		// Comments and string literals may split a phrase over lines.
-		flat := spaces.ReplaceAllString(strings.ToLower(src), " ")
-		flat = strings.NewReplacer(" // ", " ", "\" + \"", "", "\"+\"", "").Replace(flat)
-		if i := slices.IndexFunc(fenceWording, func(p string) bool { return strings.Contains(flat, p) }); i >= 0 {
+		flat := strings.NewReplacer("//", " ", "\" + \"", "", "\"+\"", "").Replace(src)
+		flat = foldLook(tb, flat)
+		if i := slices.IndexFunc(fenceWording, func(p string) bool { return strings.Contains(flat, foldLook(tb, p)) }); i >= 0 {
 			found = append(found, fmt.Sprintf("%s: fence wording %q", rel, fenceWording[i]))
 		}
 		return nil
