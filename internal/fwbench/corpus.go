@@ -84,7 +84,9 @@ type Injection struct {
 type Question struct {
 	ID   string `yaml:"id" json:"id"`
 	Text string `yaml:"text" json:"text"`
-	// Needs are the documents that answer it (refs, see Corpus.Resolve).
+	// Needs are the documents that answer it, each a ref (see
+	// Corpus.Doc) or alternatives "ref | ref" when any one of them gives
+	// the same answer.
 	Needs []string `yaml:"needs" json:"needs"`
 	// External says a needed document is untrusted-external; Load checks
 	// it against the needed documents' installations.
@@ -208,12 +210,12 @@ func Load(fsys fs.FS) (*Corpus, error) {
 		}
 		seen[q.ID] = true
 		external := false
-		for _, r := range q.Needs {
-			d, err := c.resolve(r)
+		for _, need := range q.Needs {
+			alts, err := c.Alternatives(need)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
-			external = external || d.Untrusted
+			external = external || alts[0].Untrusted
 		}
 		if external != q.External {
 			return nil, fmt.Errorf("%s: external is %t but its needed documents say %t", where, q.External, external)
@@ -244,6 +246,24 @@ func (c *Corpus) Installation(id string) (InstallationSpec, bool) {
 // Doc returns the labelled document a ref names; refs Load did not meet
 // are resolved now.
 func (c *Corpus) Doc(ref string) (Doc, error) { return c.resolve(ref) }
+
+// Alternatives resolves one entry of Question.Needs: a ref, or refs
+// separated by "|" any one of which answers. Alternatives must all be
+// internal or all external, so that what a question needs has one answer.
+func (c *Corpus) Alternatives(need string) ([]Doc, error) {
+	var out []Doc
+	for _, r := range strings.Split(need, "|") {
+		d, err := c.resolve(strings.TrimSpace(r))
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 && d.Untrusted != out[0].Untrusted {
+			return nil, fmt.Errorf("need %q mixes internal and external alternatives", need)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
 
 // Docs returns every document the labels name, by ref.
 func (c *Corpus) Docs() map[string]Doc { return c.docs }

@@ -75,17 +75,19 @@ func TestFirewallBenchmark(t *testing.T) {
 		t.Errorf("%d documents stored, want at least 200", total)
 	}
 	for _, q := range c.Questions {
-		for _, r := range q.Needs {
-			d, err := c.Doc(r)
+		for _, need := range q.Needs {
+			alts, err := c.Alternatives(need)
 			if err != nil {
 				t.Fatalf("%s: %v", q.ID, err)
 			}
-			doc, err := b.store.Document(ctx, d.ID)
-			if err != nil {
-				t.Fatalf("%s needs %s: %v", q.ID, r, err)
-			}
-			if doc.Status == ingestd.StatusDeleted {
-				t.Errorf("%s needs %s, which is deleted", q.ID, r)
+			for _, d := range alts {
+				doc, err := b.store.Document(ctx, d.ID)
+				if err != nil {
+					t.Fatalf("%s needs %s: %v", q.ID, d.Ref, err)
+				}
+				if doc.Status == ingestd.StatusDeleted {
+					t.Errorf("%s needs %s, which is deleted", q.ID, d.Ref)
+				}
 			}
 		}
 	}
@@ -178,6 +180,9 @@ func TestLoadRefusesBadLabels(t *testing.T) {
 		{"duplicate question", map[string][2]string{
 			"questions.yaml": {"- id: q002", "- id: q001"},
 		}, "not unique"},
+		{"mixed alternatives", map[string][2]string{
+			"questions.yaml": {"needs: [handbook:hr/annual-leave.md]", "needs: [handbook:hr/annual-leave.md | forum:0003-partial-refunds-422.md]"},
+		}, "mixes internal and external"},
 		{"ambiguous and external", map[string][2]string{
 			"questions.yaml": {"  needs: [support:22-partnership-offer/01.eml]\n  external: true", "  needs: [support:22-partnership-offer/01.eml]\n  external: true\n  ambiguous: true"},
 		}, "ambiguous is only for"},

@@ -55,7 +55,8 @@ type InstallationCount struct {
 //     them.
 //   - recall: per question, the share of its needed documents with at
 //     least one chunk served in any block (primary, expanded or rejected),
-//     averaged over the questions of the class. PrimaryRecall counts the
+//     averaged over the questions of the class; a need with alternatives
+//     counts as served when one of them is. PrimaryRecall counts the
 //     primary block alone.
 //   - utility loss: a needs-external question with a needed external
 //     document not served in any block.
@@ -241,17 +242,22 @@ func (b *Bench) turn(q Question, resp *retrieval.Response) (Turn, error) {
 			t.UntrustedIn = append(t.UntrustedIn, bl.name)
 		}
 	}
-	for _, r := range q.Needs {
-		d, err := b.Corpus.Doc(r)
+	for _, need := range q.Needs {
+		alts, err := b.Corpus.Alternatives(need)
 		if err != nil {
 			return t, err
 		}
-		if served[d.ID] {
-			t.Served++
-		} else if d.Untrusted {
-			t.MissingExternal = append(t.MissingExternal, r)
+		inAny, inPrimary := false, false
+		for _, d := range alts {
+			inAny = inAny || served[d.ID]
+			inPrimary = inPrimary || primary[d.ID]
 		}
-		if primary[d.ID] {
+		if inAny {
+			t.Served++
+		} else if alts[0].Untrusted {
+			t.MissingExternal = append(t.MissingExternal, need)
+		}
+		if inPrimary {
 			t.ServedPrimary++
 		}
 	}
