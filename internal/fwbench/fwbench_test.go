@@ -3,23 +3,39 @@ package fwbench
 import (
 	"context"
 	"io/fs"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
 	"github.com/ingestd/ingestd"
 )
 
-// MustOpen ingests the corpus fsys (nil: the embedded one) into a
-// temporary directory; the bench is closed with the test.
-func MustOpen(tb testing.TB, fsys fs.FS) *Bench {
-	tb.Helper()
-	b, err := Open(context.Background(), Options{Corpus: fsys, Dir: tb.TempDir()})
-	if err != nil {
-		tb.Fatal(err)
+// shared is the embedded corpus ingested once for the tests that only ask
+// questions; TestMain closes it.
+var shared struct {
+	once sync.Once
+	b    *Bench
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.b != nil {
+		shared.b.Close()
 	}
-	tb.Cleanup(b.Close)
-	return b
+	os.Exit(code)
+}
+
+// MustShared returns the embedded corpus, ingested once per test binary.
+func MustShared(tb testing.TB) *Bench {
+	tb.Helper()
+	shared.once.Do(func() { shared.b, shared.err = Open(context.Background(), Options{}) })
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+	return shared.b
 }
 
 // MustCorpusFS copies the embedded corpus into memory and applies the
@@ -58,7 +74,7 @@ func MustCorpusFS(tb testing.TB, edits map[string][2]string) fstest.MapFS {
 // 17's bounds for a mode named "recommended" once it exists — is met.
 func TestFirewallBenchmark(t *testing.T) {
 	ctx := context.Background()
-	b := MustOpen(t, nil)
+	b := MustShared(t)
 	c := b.Corpus
 
 	if got, want := len(c.Installations), 6; got != want {
@@ -127,7 +143,7 @@ func TestFirewallBenchmark(t *testing.T) {
 // injected text must then count as reach, or the benchmark's zero proves
 // nothing.
 func TestInjectionReachIsCounted(t *testing.T) {
-	b := MustOpen(t, nil)
+	b := MustShared(t)
 	r, err := b.Measure(context.Background(), Modes[:1], "shadow")
 	if err != nil {
 		t.Fatal(err)
