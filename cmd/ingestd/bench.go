@@ -77,14 +77,18 @@ func (r benchResult) String() string {
 	return s
 }
 
-// runBench is `ingestd bench retrieve`: N concurrent clients ask a running
+// runBench dispatches `ingestd bench firewall` to runBenchFirewall and is
+// `ingestd bench retrieve`: N concurrent clients ask a running
 // server for retrievals over REST (default) or gRPC for a fixed duration,
 // then it prints throughput, latency percentiles and the error count. It
 // targets loopback only unless --allow-remote, so a typo cannot load
 // someone else's server. A non-zero error count exits 1.
 func runBench(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "firewall" {
+		return runBenchFirewall(ctx, e, args[1:])
+	}
 	if len(args) == 0 || args[0] != "retrieve" {
-		return &usageError{msg: "bench: want `bench retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]`"}
+		return &usageError{msg: "bench: want `bench retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]` or `bench firewall [--json] [--mode a,b]`"}
 	}
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)

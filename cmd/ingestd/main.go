@@ -47,6 +47,7 @@ Usage:
   ingestd dlq        list [--config F] [--json]              list dead-lettered jobs
   ingestd dlq        replay ID|--all [--config F]            queue dead-lettered jobs again
   ingestd bench      retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]
+  ingestd bench      firewall [--json [--turns]] [--mode a,b] [--corpus DIR]  the firewall usefulness benchmark (issue 17)
   ingestd version
 
 The config file defaults to $INGESTD_CONFIG, then ./ingestd.yaml.

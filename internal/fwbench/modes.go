@@ -1,0 +1,79 @@
+package fwbench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ingestd/ingestd/retrieval"
+)
+
+// Mode is one way a client asks: the retrieval request it sends for a
+// question.
+type Mode struct {
+	Name  string
+	About string
+	// Request builds the request for q.
+	Request func(q Question) retrieval.Request
+}
+
+func boolp(b bool) *bool { return &b }
+
+// Modes are the request modes the benchmark measures, in report order.
+// "default" is what a client that sets nothing sends.
+var Modes = []Mode{
+	{Name: "default", About: "no options: top_k 8, expansion and the rejected block on",
+		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text} }},
+	{Name: "top_k=5", About: "top_k 5",
+		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, TopK: 5} }},
+	{Name: "top_k=3", About: "top_k 3",
+		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, TopK: 3} }},
+	{Name: "primary_only", About: "top_k 8, expand false, include_rejected false",
+		Request: func(q Question) retrieval.Request {
+			return retrieval.Request{Query: q.Text, Expand: boolp(false), IncludeRejected: boolp(false)}
+		}},
+	{Name: "exclude_untrusted", About: "exclude_untrusted on every turn",
+		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, ExcludeUntrusted: true} }},
+	{Name: "exclude_on_tool_turns", About: "exclude_untrusted on tool turns only, as the retrieval package advises",
+		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, ExcludeUntrusted: q.Tool} }},
+}
+
+// SelectModes returns the modes named in names (comma-separated), in
+// report order; "" or "all" is every mode. An unknown name is an error
+// that lists the known ones.
+func SelectModes(names string) ([]Mode, error) {
+	names = strings.TrimSpace(names)
+	if names == "" || names == "all" {
+		return Modes, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		found := false
+		for _, m := range Modes {
+			found = found || m.Name == n
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown mode %q (known: %s)", n, ModeNames())
+		}
+		want[n] = true
+	}
+	var out []Mode
+	for _, m := range Modes {
+		if want[m.Name] {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// ModeNames lists the mode names, comma-separated.
+func ModeNames() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = m.Name
+	}
+	return strings.Join(names, ", ")
+}
