@@ -108,10 +108,13 @@ installations:
 		}
 		return p
 	}
-	cfgA := write("a", "{listen: "+natsAddr+"}")
-	cfgB := write("b", "{url: nats://"+natsAddr+"}")
+	// A NATS listener needs credentials and a job key (see nats_test.go).
+	cfgA := write("a", "{listen: "+natsAddr+", token_env: TEST_NATS_TOKEN, job_key_env: TEST_JOB_KEY}")
+	cfgB := write("b", "{url: nats://"+natsAddr+", token_env: TEST_NATS_TOKEN, job_key_env: TEST_JOB_KEY}")
 	const secret = "It's a Secret to Everybody"
 	t.Setenv("TEST_GH_WEBHOOK_SECRET", secret)
+	t.Setenv("TEST_NATS_TOKEN", "a token for the webhook replay test's NATS")
+	t.Setenv("TEST_JOB_KEY", "0123456789abcdef0123456789abcdef-replay-test")
 	bin := filepath.Join(dir, "ingestd")
 	buildBinary(t, bin)
 
