@@ -120,3 +120,12 @@ WHEN old.installation IS NOT new.installation OR old.source_kind IS NOT new.sour
 BEGIN
 	INSERT INTO changes (document_id) VALUES (new.id);
 END;
+
+-- A document's parent is one of its tier facts (a derived document's tier
+-- in force follows its parent's), which the in-memory mirror holds too.
+CREATE TRIGGER IF NOT EXISTS documents_au_parent
+AFTER UPDATE OF parent_id ON documents
+WHEN old.parent_id IS NOT new.parent_id
+BEGIN
+	INSERT INTO changes (document_id) VALUES (new.id);
+END;

@@ -34,12 +34,17 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	return s.vec.search(v, f, limit), nil
 }
 
-// docMeta is what a filter looks at, as small ints.
+// docMeta is what a filter looks at, as small ints, and the document's
+// parent for its tier facts.
 type docMeta struct {
 	id               string
 	inst, kind, tier int32 // indexes into vectors.names
 	status           int32
+	parent           string // "" for none
 }
+
+// docColumns are what addDocs reads of a document.
+const docColumns = "id, installation, source_kind, tier, status, coalesce(parent_id, '')"
 
 // chunkRef is what a hit needs of a chunk: its id and its document's slot.
 type chunkRef struct {
@@ -182,7 +187,7 @@ func (v *vectors) load(ctx context.Context, tx *sql.Tx) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.reset()
-	rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE status != 'deleted'")
+	rows, err := tx.QueryContext(ctx, "SELECT "+docColumns+" FROM documents WHERE status != 'deleted'")
 	if err != nil {
 		return unavailable("load documents of %s", v.s.path, err)
 	}
@@ -245,7 +250,7 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 	// Documents whose filter fields changed, and documents of new chunks.
 	if len(docs) > 0 {
 		if err := inBatches(docs, func(batch []string) error {
-			rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE id IN ("+
+			rows, err := tx.QueryContext(ctx, "SELECT "+docColumns+" FROM documents WHERE id IN ("+
 				placeholders(len(batch))+")", anys(batch)...)
 			if err != nil {
 				return unavailable("read changed documents of %s", v.s.path, err)
@@ -280,7 +285,7 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 	}
 	if maxSeq.Int64 > v.maxSeq {
 		// New chunks may belong to documents not seen yet.
-		rows, err := tx.QueryContext(ctx, `SELECT id, installation, source_kind, tier, status FROM documents
+		rows, err := tx.QueryContext(ctx, `SELECT `+docColumns+` FROM documents
 			WHERE id IN (SELECT DISTINCT document_id FROM chunks WHERE seq > ?)`, v.maxSeq)
 		if err != nil {
 			return unavailable("read new documents of %s", v.s.path, err)
@@ -307,12 +312,12 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 func (v *vectors) addDocs(rows *sql.Rows) error {
 	defer rows.Close()
 	for rows.Next() {
-		var id, inst, kind, status string
+		var id, inst, kind, status, parent string
 		var tier sql.NullString
-		if err := rows.Scan(&id, &inst, &kind, &tier, &status); err != nil {
+		if err := rows.Scan(&id, &inst, &kind, &tier, &status, &parent); err != nil {
 			return fmt.Errorf("read documents: %w", err)
 		}
-		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status)}
+		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status), parent: parent}
 		if slot, ok := v.docSlot[id]; ok {
 			v.docs[slot] = m
 		} else {
@@ -536,32 +541,49 @@ func filterKey(f ingestd.Filter) string {
 	return b.String()
 }
 
-// tiers answers Tiers from the in-memory document mirror once it is
+// facts answers TierFacts from the in-memory document mirror once it is
 // loaded, after the same catch-up a search makes, so the verdict of a
-// retrieval reads the tiers its search saw without another query. Ids the
-// mirror does not hold (or all of them, before the first load) come back
-// in missing for the caller to read from the database.
-func (v *vectors) tiers(ctx context.Context, ids []string) (map[string]ingestd.Tier, []string, error) {
+// retrieval reads the tiers its search saw without another query. It
+// returns the facts without metadata, and each answered document's parent
+// id in parents. Ids the mirror does not hold (or all of them, before the
+// first load), and documents whose parent it does not hold (a deleted
+// one), come back in missing for the caller to read from the database.
+func (v *vectors) facts(ctx context.Context, ids []string) (out map[string]ingestd.TierFacts, parents map[string]string, missing []string, err error) {
+	out = make(map[string]ingestd.TierFacts, len(ids))
+	parents = map[string]string{}
 	v.syncMu.Lock()
 	loaded := v.loaded
 	v.syncMu.Unlock()
 	if !loaded {
-		return map[string]ingestd.Tier{}, ids, nil
+		return out, parents, ids, nil
 	}
 	if err := v.sync(ctx); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	out := make(map[string]ingestd.Tier, len(ids))
-	var missing []string
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	fact := func(d docMeta) ingestd.TierFacts {
+		return ingestd.TierFacts{Installation: v.names[d.inst], SourceKind: v.names[d.kind], Tier: ingestd.Tier(v.names[d.tier])}
+	}
 	for _, id := range ids {
 		slot, ok := v.docSlot[id]
 		if !ok {
 			missing = append(missing, id)
 			continue
 		}
-		out[id] = ingestd.Tier(v.names[v.docs[slot].tier])
+		d := v.docs[slot]
+		f := fact(d)
+		if d.parent != "" {
+			ps, ok := v.docSlot[d.parent]
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			pf := fact(v.docs[ps])
+			f.Parent = &pf
+			parents[id] = d.parent
+		}
+		out[id] = f
 	}
-	return out, missing, nil
+	return out, parents, missing, nil
 }
