@@ -13,6 +13,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/internal/corpus"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -69,7 +70,9 @@ func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
 			return
 		}
 		benchDirs = append(benchDirs, dir)
-		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"), nil)
+		// As serve opens it: the mirror keeps what the tier_by rules read.
+		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"),
+			&sqlite.Options{MetaKeys: provenance.Declare(corpus.SyntheticInstallations(true)).MetaKeys()})
 		if bs.err != nil {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -278,19 +279,31 @@ func (s *Store) DocumentRefs(ctx context.Context, installation string) ([]ingest
 
 // TierFacts returns the facts of each document it holds, deleted ones
 // included; a NULL tier is "". Documents the in-memory mirror holds (after
-// the same catch-up a search makes) are answered from it; the rest, and
-// the metadata when keys are asked for, with one prepared statement each.
+// the same catch-up a search makes) are answered from it, with their
+// metadata when every key asked for is one the mirror keeps
+// (Options.MetaKeys); the rest, and the metadata of other keys, with one
+// prepared statement each.
 func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]ingestd.TierFacts, error) {
-	out, parents, missing, err := s.vec.facts(ctx, docIDs)
+	out, parents, missing, withMeta, err := s.vec.facts(ctx, docIDs, metaKeys)
 	if err != nil {
 		return nil, err
 	}
+	if len(metaKeys) == 0 {
+		withMeta = true
+	}
 	if len(missing) > 0 {
-		if err := s.readFacts(ctx, missing, out, parents); err != nil {
+		read := map[string]ingestd.TierFacts{}
+		if err := s.readFacts(ctx, missing, read, parents); err != nil {
 			return nil, err
 		}
+		if withMeta && len(metaKeys) > 0 && len(read) > 0 {
+			if err := s.readFactMeta(ctx, read, parents, metaKeys); err != nil {
+				return nil, err
+			}
+		}
+		maps.Copy(out, read)
 	}
-	if len(metaKeys) > 0 && len(out) > 0 {
+	if !withMeta && len(out) > 0 {
 		if err := s.readFactMeta(ctx, out, parents, metaKeys); err != nil {
 			return nil, err
 		}

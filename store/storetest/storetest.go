@@ -65,6 +65,11 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 	}
 }
 
+// MetaKeys are the metadata keys the suite asks TierFacts and
+// CountDocuments for: a store that keeps some keys' values in memory runs
+// the suite with them kept too.
+var MetaKeys = []string{"author_association", "content_type", "mailbox"}
+
 // Dims is the dimension of the vectors the suite writes.
 const Dims = 8
 
@@ -683,6 +688,11 @@ func testTierFacts(t *testing.T, s ingestd.Store) {
 			t.Fatal(err)
 		}
 		wantFacts(t, "keys, "+when, got, withMeta)
+		got, err = s.TierFacts(ctx(), asked, []string{"author_association"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, "one key, "+when, got, withMeta)
 		searchVector(t, s, ingestd.Filter{})
 	}
 	if got, err := s.TierFacts(ctx(), nil, []string{"author_association"}); err != nil || len(got) != 0 {
@@ -699,6 +709,17 @@ func testTierFacts(t *testing.T, s ingestd.Store) {
 	}
 	wantFacts(t, "after a change", got, map[string]ingestd.TierFacts{gh.ID: {Installation: "repo", SourceKind: "github",
 		Tier: ingestd.TierUntrustedExternal, Meta: map[string]string{"author_association": "NONE"}}})
+	// The metadata alone changes (another writer's rules stamp it alike).
+	gh3 := gh2
+	gh3.ContentHash = ingestd.ContentHash("i1 edited again")
+	gh3.Meta = map[string]string{"author_association": "MEMBER"}
+	MustPut(t, s, &gh3, Chunks(&gh3, 1, "a member's issue now"), nil)
+	got, err = s.TierFacts(ctx(), []string{gh.ID}, []string{"author_association"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFacts(t, "after a metadata change", got, map[string]ingestd.TierFacts{gh.ID: {Installation: "repo", SourceKind: "github",
+		Tier: ingestd.TierUntrustedExternal, Meta: map[string]string{"author_association": "MEMBER"}}})
 }
 
 func testTierFactsParents(t *testing.T, s ingestd.Store) {
