@@ -15,20 +15,29 @@ import (
 // Declarations judges stored documents with it, so the stamp and the tier
 // in force cannot drift apart.
 func Declared(inst ingestd.Installation, meta map[string]string) ingestd.Tier {
-	var matched []ingestd.Tier
-	for key, byValue := range inst.TierByMeta {
-		v, ok := meta[key]
-		if !ok {
-			continue
-		}
-		if t, ok := byValue[v]; ok {
-			matched = append(matched, t)
+	return declared(&inst, meta)
+}
+
+func declared(inst *ingestd.Installation, meta map[string]string) ingestd.Tier {
+	var (
+		out     ingestd.Tier
+		matched bool
+	)
+	if len(meta) > 0 {
+		for key, byValue := range inst.TierByMeta {
+			v, ok := meta[key]
+			if !ok {
+				continue
+			}
+			if t, ok := byValue[v]; ok {
+				out, matched = MostRestrictive(out, t), true
+			}
 		}
 	}
-	if len(matched) == 0 {
+	if !matched {
 		return inst.Tier
 	}
-	return MostRestrictive(matched...)
+	return out
 }
 
 // Declarations is the tier declaration in force: the installations of the
@@ -54,7 +63,7 @@ func Declared(inst ingestd.Installation, meta map[string]string) ingestd.Tier {
 // A nil or empty Declarations configures nothing: every document is
 // orphaned. It is safe for concurrent use and never changes.
 type Declarations struct {
-	insts map[string]ingestd.Installation
+	insts map[string]*ingestd.Installation
 	order []string // ids, as declared
 	keys  []string
 }
@@ -62,12 +71,12 @@ type Declarations struct {
 // Declare returns the declaration in force for the configured
 // installations. An installation listed twice keeps its last entry.
 func Declare(insts []ingestd.Installation) *Declarations {
-	d := &Declarations{insts: make(map[string]ingestd.Installation, len(insts))}
+	d := &Declarations{insts: make(map[string]*ingestd.Installation, len(insts))}
 	for _, in := range insts {
 		if _, ok := d.insts[in.ID]; !ok {
 			d.order = append(d.order, in.ID)
 		}
-		d.insts[in.ID] = in
+		d.insts[in.ID] = &in
 		for key := range in.TierByMeta {
 			if !slices.Contains(d.keys, key) {
 				d.keys = append(d.keys, key)
@@ -90,11 +99,19 @@ func (d *Declarations) MetaKeys() []string {
 // Configured reports whether documents of the installation id written by
 // a connector of kind are covered by a declaration in force.
 func (d *Declarations) Configured(id, kind string) bool {
+	return d.installation(id, kind) != nil
+}
+
+// installation returns the configured installation id when its kind is
+// kind, else nil.
+func (d *Declarations) installation(id, kind string) *ingestd.Installation {
 	if d == nil {
-		return false
+		return nil
 	}
-	in, ok := d.insts[id]
-	return ok && in.Kind == kind
+	if in := d.insts[id]; in != nil && in.Kind == kind {
+		return in
+	}
+	return nil
 }
 
 // Ceiling is what the declaration in force stamps on a document of the
@@ -102,10 +119,11 @@ func (d *Declarations) Configured(id, kind string) bool {
 // Declared for a configured installation, untrusted-external for an
 // orphaned document.
 func (d *Declarations) Ceiling(id, kind string, meta map[string]string) ingestd.Tier {
-	if !d.Configured(id, kind) {
+	in := d.installation(id, kind)
+	if in == nil {
 		return ingestd.TierUntrustedExternal
 	}
-	return Declared(d.insts[id], meta)
+	return declared(in, meta)
 }
 
 // InForce returns the tier in force of a document with the facts f: the

@@ -292,6 +292,9 @@ func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[s
 		withMeta = true
 	}
 	if len(missing) > 0 {
+		if parents == nil {
+			parents = map[string]string{}
+		}
 		read := map[string]ingestd.TierFacts{}
 		if err := s.readFacts(ctx, missing, read, parents); err != nil {
 			return nil, err

@@ -574,14 +574,13 @@ func filterKey(f ingestd.Filter) string {
 // facts answers TierFacts from the in-memory document mirror once it is
 // loaded, after the same catch-up a search makes, so the verdict of a
 // retrieval reads the tiers its search saw without another query. It
-// returns each answered document's parent id in parents, and whether the
-// facts carry their metadata (every key asked for is mirrored). Ids the
-// mirror does not hold (or all of them, before the first load), and
+// returns each answered document's parent id in parents (nil when none
+// has one), and whether the facts carry their metadata (every key asked
+// for is mirrored). Ids the mirror does not hold (or all of them, before the first load), and
 // documents whose parent it does not hold (a deleted one), come back in
 // missing for the caller to read from the database.
 func (v *vectors) facts(ctx context.Context, ids, keys []string) (out map[string]ingestd.TierFacts, parents map[string]string, missing []string, withMeta bool, err error) {
 	out = make(map[string]ingestd.TierFacts, len(ids))
-	parents = map[string]string{}
 	withMeta = true
 	for _, k := range keys {
 		if _, ok := slices.BinarySearch(v.keys, k); !ok {
@@ -630,6 +629,9 @@ func (v *vectors) facts(ctx context.Context, ids, keys []string) (out map[string
 			}
 			pf := fact(v.docs[ps])
 			f.Parent = &pf
+			if parents == nil {
+				parents = map[string]string{}
+			}
 			parents[id] = d.parent
 		}
 		out[id] = f
