@@ -144,8 +144,9 @@ type Link struct {
 }
 
 // Verdict is the turn-level tool-firewall answer that travels with every
-// retrieval response. It is computed from the store's tiers over all three
-// blocks, never from anything the caller sent and never from content.
+// retrieval response. It is computed from the store's tiers, judged by the
+// declaration in force (package provenance), over all three blocks, never
+// from anything the caller sent and never from content.
 type Verdict struct {
 	ToolsAllowed         bool     `json:"tools_allowed"`
 	Mode                 string   `json:"mode"`

@@ -22,8 +22,9 @@ type Store interface {
 	Document(ctx context.Context, id string) (*Document, error)
 
 	// PutDocument writes doc and replaces its chunks and outgoing links in
-	// one transaction. Writing a document whose stored ContentHash, Tier and
-	// Status are the same as doc's is a no-op that reports changed=false.
+	// one transaction. Writing a document whose stored ContentHash, Tier,
+	// Status and SourceKind are the same as doc's is a no-op that reports
+	// changed=false.
 	// A deleted document written again comes back to life.
 	PutDocument(ctx context.Context, doc *Document, chunks []Chunk, links []Link) (changed bool, err error)
 
@@ -65,14 +66,20 @@ type Store interface {
 	DocumentChunks(ctx context.Context, docIDs []string) ([]ChunkView, error)
 	// Links returns the links that start or end at any of the documents.
 	Links(ctx context.Context, docIDs []string) ([]Link, error)
-	// Tiers returns the stored tier of each document id it holds, as stored
-	// (undeclared is "", unknown values are returned verbatim). The verdict
-	// is computed from this, never from what a caller sent.
-	Tiers(ctx context.Context, docIDs []string) (map[string]Tier, error)
+	// TierFacts returns, for each document id it holds (deleted ones
+	// included), what the document's tier in force is computed from: its
+	// installation, source kind and stored tier as stored (undeclared is
+	// "", unknown values verbatim), the values of metaKeys among its
+	// metadata, and the same facts of the document it was derived from
+	// (ParentID) when the store holds that one. Ids it does not hold are
+	// absent. Package provenance turns the facts into tiers; the verdict
+	// is computed from them, never from what a caller sent.
+	TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]TierFacts, error)
 
-	// CountDocuments counts not-deleted documents by installation and
-	// stored tier, for the provenance report.
-	CountDocuments(ctx context.Context) ([]DocumentCount, error)
+	// CountDocuments counts not-deleted documents by their TierFacts (with
+	// the values of metaKeys), for the provenance report. Documents with
+	// equal facts are counted together.
+	CountDocuments(ctx context.Context, metaKeys []string) ([]DocumentCount, error)
 
 	// ChunksToEmbed returns up to limit chunks whose vector was not made by
 	// the embedder with the given id (for reindex), after the chunk id after.
@@ -129,12 +136,28 @@ type DocumentRef struct {
 	Status      Status
 }
 
-// DocumentCount is the number of not-deleted documents of an installation
-// with one stored tier.
-type DocumentCount struct {
+// TierFacts is what a document's tier in force is computed from: where it
+// came from, the stamp it was stored with, the metadata an installation's
+// tier_by_<key> rules look at, and the same of its parent. Package
+// provenance owns the computation.
+type TierFacts struct {
 	Installation string
-	Tier         Tier
-	Count        int
+	SourceKind   string
+	// Tier is the stored stamp: "" for undeclared, any value verbatim.
+	Tier Tier
+	// Meta holds the requested metadata keys the document has; nil when
+	// none was requested or it has none of them.
+	Meta map[string]string
+	// Parent is the facts of the document this one was derived from,
+	// when the store holds it (deleted or not); its own Parent is nil.
+	Parent *TierFacts
+}
+
+// DocumentCount is the number of not-deleted documents with the same
+// TierFacts.
+type DocumentCount struct {
+	TierFacts
+	Count int
 }
 
 // CheckPut validates a document for Store.PutDocument and returns its id

@@ -241,7 +241,7 @@ func TestEmbedderFaultLosesAndDoublesNothing(t *testing.T) {
 	if len(got) != nDocs || gotChunks != wantChunks {
 		t.Errorf("after recovery %d documents, %d chunks; want %d and %d", len(got), gotChunks, nDocs, wantChunks)
 	}
-	counts, err := st.CountDocuments(ctx)
+	counts, err := st.CountDocuments(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,8 @@ func mustHostileEnv(tb testing.TB) *hostileEnv {
 	if err := st.PutInstallations(tb.Context(), []ingestd.Installation{instHandbook, instFiles, instIMAP, instHooks}); err != nil {
 		tb.Fatal(err)
 	}
-	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb, FirewallMode: ingestd.ModeEnforce})
+	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb, FirewallMode: ingestd.ModeEnforce,
+		Installations: []ingestd.Installation{instHandbook, instFiles, instIMAP, instHooks}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -44,8 +44,8 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 		}
 	}
 	// Wire the installations to each other: every document of each links
-	// to every document of the other, and each child's parent becomes the
-	// other installation's parent. Pipeline never writes such links (it
+	// to every document of the other, and each child links to the other
+	// installation's parent as its parent. Pipeline never writes such links (it
 	// links within an installation); a store may still hold them (an
 	// import, a future connector), so the filter must not rely on that.
 	for _, pair := range [][2]ingestd.Installation{{a, b}, {b, a}} {
@@ -72,8 +72,9 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 				links = append(links, ingestd.Link{From: r.ID, To: ingestd.DocumentID(to.ID, ext), Relation: "xref"})
 			}
 			if doc.ParentID != "" {
-				doc.ParentID = ingestd.DocumentID(to.ID, "parent")
-				links = append(links, ingestd.Link{From: r.ID, To: doc.ParentID, Relation: "parent"})
+				// Expansion follows the link. The document's ParentID (what
+				// it was derived from, whose tier its own follows) stays.
+				links = append(links, ingestd.Link{From: r.ID, To: ingestd.DocumentID(to.ID, "parent"), Relation: "parent"})
 			}
 			doc.ContentHash += "+cross"
 			if _, err := st.PutDocument(ctx, doc, chunks, links); err != nil {
@@ -82,7 +83,7 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 		}
 	}
 
-	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb})
+	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb, Installations: []ingestd.Installation{a, b}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestMailThreadAndAttachmentInExpandedBlock(t *testing.T) {
 
 	rootID := ingestd.DocumentID(inst.ID, imapconn.MessageExternalID("<root@mail.example.net>"))
 	replyID := ingestd.DocumentID(inst.ID, imapconn.MessageExternalID("<reply@mail.example.net>"))
-	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb})
+	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb, Installations: []ingestd.Installation{inst}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,10 @@ func ParseMode(s string) (string, error) {
 
 // Decide returns the turn-level verdict for an answer grounded on the
 // documents docIDs, which must list the documents of all three blocks
-// (primary, expanded, rejected). tiers holds each document's tier as stored,
-// read server-side from the store, never taken from the caller.
+// (primary, expanded, rejected). tiers holds each document's tier in force
+// (provenance.Declarations.Tiers: its stored stamp judged by the
+// declaration in force), read server-side from the store, never taken from
+// the caller.
 //
 // A document is untrusted when provenance.Untrusted says so (untrusted-external
 // or any value this build does not know; undeclared is not) or when tiers has

@@ -18,7 +18,7 @@ type Publish func(ctx context.Context, job ingestd.Job, msgID string) error
 const Queued Outcome = "queued"
 
 // Unchanged reports whether the store already holds the item as Ingest
-// would store it (same content hash, tier and status), in which case
+// would store it (same content hash, tier, status and source kind), in which case
 // ingesting it would write and embed nothing. It reads the store, never
 // writes it. Returns EINVALID for an item without an external id.
 func (p *Pipeline) Unchanged(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (bool, error) {

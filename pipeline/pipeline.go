@@ -156,7 +156,7 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 		IngestedAt:   p.now().UTC(),
 		ContentHash:  itemHash(item),
 	}
-	tiers := []ingestd.Tier{declaredTier(inst, item), item.Tier}
+	tiers := []ingestd.Tier{provenance.Declared(inst, item.Meta), item.Tier}
 	if item.ParentExternalID != "" {
 		doc.ParentID = ingestd.DocumentID(inst.ID, item.ParentExternalID)
 		parent, err := p.store.Document(ctx, doc.ParentID)
@@ -179,10 +179,12 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 }
 
 // unchanged reports whether the store already holds doc as it is: same
-// content, tier and status, not a tombstone.
+// content, tier, status and source kind (a document written by another
+// kind of connector is orphaned until stamped again), not a tombstone.
 func unchanged(prev, doc *ingestd.Document) bool {
 	return prev != nil && prev.Status != ingestd.StatusDeleted &&
-		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status
+		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status &&
+		prev.SourceKind == doc.SourceKind
 }
 
 // clean makes an item's strings storable in every store: invalid UTF-8
@@ -200,26 +202,6 @@ func clean(it ingestd.Item) ingestd.Item {
 	}
 	it.Text, it.Title, it.Author, it.URI = fix(it.Text), fix(it.Title), fix(it.Author), fix(it.URI)
 	return it
-}
-
-// declaredTier is the tier the installation's owner declared for the item:
-// the installation's tier, or the tier of a TierByMeta rule the item's
-// metadata matches (the most restrictive, if several match).
-func declaredTier(inst ingestd.Installation, item ingestd.Item) ingestd.Tier {
-	var matched []ingestd.Tier
-	for key, byValue := range inst.TierByMeta {
-		v, ok := item.Meta[key]
-		if !ok {
-			continue
-		}
-		if t, ok := byValue[v]; ok {
-			matched = append(matched, t)
-		}
-	}
-	if len(matched) == 0 {
-		return inst.Tier
-	}
-	return provenance.MostRestrictive(matched...)
 }
 
 // chunks splits, fences and embeds the item's text.

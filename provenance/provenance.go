@@ -1,10 +1,12 @@
 // Package provenance owns what a tier means: which values are valid, how a
-// stored value resolves (undeclared stays allowed, anything unrecognised is
-// untrusted-external), which tier derived content inherits, the policy each
-// connector kind must declare, and the corpus report.
+// stored value resolves (anything unrecognised is untrusted-external),
+// which tier derived content inherits, the policy each connector kind must
+// declare, the declaration in force that judges every stored stamp
+// (Declarations: a document's tier in force), and the corpus report.
 //
-// It never reads content. Every other package asks Resolve rather than
-// comparing tier strings itself, so an unknown value fails closed in every
+// It never reads content. Every other package asks Resolve and
+// Declarations rather than comparing tier strings itself, so an unknown
+// value, a re-declared or a removed installation fails closed in every
 // surface at once.
 package provenance
 

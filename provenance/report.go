@@ -9,11 +9,17 @@ import (
 
 // Report is the corpus report over not-deleted documents: how much of the
 // corpus was written outside the organisation, beside whether that can
-// drive a tool call (the firewall mode).
+// drive a tool call (the firewall mode). Tiers, ExternallyAuthored and each
+// installation's breakdown count tiers in force (Declarations.InForce);
+// Declared and Undeclared count the stored stamps, since "100% trusted
+// with 0 declared" has not been assessed. Orphaned counts the documents
+// whose installation is no longer configured (or is configured with
+// another connector kind): they count as untrusted-external.
 type Report struct {
 	Total                 int                  `json:"total"`
 	Declared              int                  `json:"declared"`
 	Undeclared            int                  `json:"undeclared"`
+	Orphaned              int                  `json:"orphaned"`
 	ExternallyAuthored    int                  `json:"externally_authored"`
 	ExternallyAuthoredPct float64              `json:"externally_authored_pct"`
 	Tiers                 []TierShare          `json:"tiers"`
@@ -29,8 +35,9 @@ type TierShare struct {
 }
 
 // InstallationReport is one installation's line of the report. Tiers breaks
-// its documents down by resolved tier: an installation whose connector
-// restricts some items (a public repo's strangers) shows both.
+// its documents down by tier in force: an installation whose connector
+// restricts some items (a public repo's strangers), or whose tier_by rules
+// trust some (its maintainers), shows both.
 type InstallationReport struct {
 	ID        string      `json:"id"`
 	Kind      string      `json:"kind"`
@@ -44,17 +51,19 @@ type ReportPolicy struct {
 	FirewallMode string `json:"firewall_mode"`
 }
 
-// BuildReport folds the store's counts into the report. Counts of stored
-// tiers this build does not know are reported as untrusted-external.
-// Installations that are configured but hold no documents are listed with
-// zero; ones that hold documents but are no longer configured are listed
-// with kind "" and their stored counts.
-func BuildReport(counts []ingestd.DocumentCount, insts []ingestd.Installation, firewallMode string) Report {
+// Report folds the store's counts (Store.CountDocuments with MetaKeys)
+// into the report. Configured installations are listed in the order they
+// were declared, with zero when they hold no documents; installations that
+// hold documents but are no longer configured follow, with kind "" and
+// tier "". Stored tiers this build does not know count as
+// untrusted-external.
+func (d *Declarations) Report(counts []ingestd.DocumentCount, firewallMode string) Report {
 	r := Report{Policy: ReportPolicy{FirewallMode: firewallMode}, Tiers: []TierShare{}, Installations: []InstallationReport{}}
 	byTier := map[string]int{}
 	byInst := map[string]map[string]int{}
 	for _, c := range counts {
-		name := Name(c.Tier)
+		t := d.InForce(c.TierFacts)
+		name := Name(t)
 		r.Total += c.Count
 		byTier[name] += c.Count
 		if c.Tier == "" {
@@ -62,7 +71,10 @@ func BuildReport(counts []ingestd.DocumentCount, insts []ingestd.Installation, f
 		} else {
 			r.Declared += c.Count
 		}
-		if Untrusted(c.Tier) {
+		if !d.Configured(c.Installation, c.SourceKind) {
+			r.Orphaned += c.Count
+		}
+		if Untrusted(t) {
 			r.ExternallyAuthored += c.Count
 		}
 		if byInst[c.Installation] == nil {
@@ -74,9 +86,12 @@ func BuildReport(counts []ingestd.DocumentCount, insts []ingestd.Installation, f
 	r.Tiers = shares(byTier, r.Total)
 
 	seen := map[string]bool{}
-	for _, in := range insts {
-		seen[in.ID] = true
-		r.Installations = append(r.Installations, instReport(in.ID, in.Kind, Name(in.Tier), byInst[in.ID]))
+	if d != nil {
+		for _, id := range d.order {
+			in := d.insts[id]
+			seen[id] = true
+			r.Installations = append(r.Installations, instReport(in.ID, in.Kind, Name(in.Tier), byInst[id]))
+		}
 	}
 	var orphans []string
 	for id := range byInst {

@@ -13,13 +13,14 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/internal/corpus"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
-// timedStore measures the time spent in Tiers, the store half of the
-// verdict.
+// timedStore measures the time spent in TierFacts, the store half of the
+// verdict, and in the rankers.
 type timedStore struct {
 	ingestd.Store
 	mu               sync.Mutex
@@ -42,9 +43,9 @@ func (s *timedStore) SearchVector(ctx context.Context, v []float32, f ingestd.Fi
 	return s.Store.SearchVector(ctx, v, f, limit)
 }
 
-func (s *timedStore) Tiers(ctx context.Context, ids []string) (map[string]ingestd.Tier, error) {
+func (s *timedStore) TierFacts(ctx context.Context, ids, keys []string) (map[string]ingestd.TierFacts, error) {
 	defer s.add(&s.tiers, time.Now())
-	return s.Store.Tiers(ctx, ids)
+	return s.Store.TierFacts(ctx, ids, keys)
 }
 
 var benchStores sync.Map // chunks -> *benchStore
@@ -69,7 +70,9 @@ func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
 			return
 		}
 		benchDirs = append(benchDirs, dir)
-		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"), nil)
+		// As serve opens it: the mirror keeps what the tier_by rules read.
+		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"),
+			&sqlite.Options{MetaKeys: provenance.Declare(corpus.SyntheticInstallations(true)).MetaKeys()})
 		if bs.err != nil {
 			return
 		}
@@ -107,65 +110,77 @@ func TestMain(m *testing.M) {
 
 // BenchmarkRetrieve measures the full call (three blocks and the verdict,
 // default options, top_k 8) over a synthetic corpus, and reports p50/p99
-// latency and the verdict's share: the time in the one store.Tiers call
-// plus firewall.Decide over the served documents, against the whole call.
+// latency and the verdict's share: the time in the store's TierFacts
+// (the facts the tiers in force are judged from) plus firewall.Decide over
+// the served documents, against the whole call. rules=tier_by declares one
+// installation with a tier_by_author_association rule, so every lookup
+// reads metadata too.
 func BenchmarkRetrieve(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
-			s, syn := mustBenchStore(b, n)
-			ts := &timedStore{Store: s}
-			svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(corpus.Dims)})
-			if err != nil {
-				b.Fatal(err)
+		for _, tierBy := range []bool{false, true} {
+			name := fmt.Sprintf("chunks=%d", n)
+			if tierBy {
+				name += ",rules=tier_by"
 			}
-			ctx := context.Background()
-			// Warm the store's indexes.
-			if _, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[0]}); err != nil {
-				b.Fatal(err)
-			}
-			ts.tiers, ts.text, ts.vec = 0, 0, 0
-			durs := make([]time.Duration, 0, b.N)
-			var total, decide time.Duration
-			var blocked, served int
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				start := time.Now()
-				resp, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[i%len(syn.Queries)]})
-				d := time.Since(start)
-				if err != nil {
-					b.Fatal(err)
-				}
-				durs = append(durs, d)
-				total += d
-				// Decide again over the same input, to time it alone.
-				ids := docIDs(resp)
-				tiers := map[string]ingestd.Tier{}
-				for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
-					for _, c := range blk {
-						tiers[c.DocumentID] = ingestd.Tier(c.Tier)
-					}
-				}
-				ds := time.Now()
-				firewall.Decide(ingestd.ModeEnforce, ids, tiers)
-				decide += time.Since(ds)
-				served += len(resp.Primary) + len(resp.Expanded) + len(resp.Rejected)
-				if !resp.Verdict.ToolsAllowed {
-					blocked++
-				}
-			}
-			b.StopTimer()
-			slices.Sort(durs)
-			b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
-			b.ReportMetric(ms(durs[min(len(durs)-1, len(durs)*99/100)]), "p99-ms")
-			b.ReportMetric(100*float64(ts.tiers+decide)/float64(total), "verdict-%")
-			b.ReportMetric(float64(served)/float64(len(durs)), "chunks/op")
-			// Time inside the store's rankers, summed over calls (they run
-			// concurrently, so these overlap).
-			b.ReportMetric(ms(ts.text)/float64(len(durs)), "text-search-ms/op")
-			b.ReportMetric(ms(ts.vec)/float64(len(durs)), "vector-search-ms/op")
-			b.ReportMetric(100*float64(blocked)/float64(len(durs)), "blocked-%")
-		})
+			b.Run(name, func(b *testing.B) { benchRetrieve(b, n, tierBy) })
+		}
 	}
+}
+
+func benchRetrieve(b *testing.B, n int, tierBy bool) {
+	s, syn := mustBenchStore(b, n)
+	ts := &timedStore{Store: s}
+	svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(corpus.Dims),
+		Installations: corpus.SyntheticInstallations(tierBy)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	// Warm the store's indexes.
+	if _, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[0]}); err != nil {
+		b.Fatal(err)
+	}
+	ts.tiers, ts.text, ts.vec = 0, 0, 0
+	durs := make([]time.Duration, 0, b.N)
+	var total, decide time.Duration
+	var blocked, served int
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		resp, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[i%len(syn.Queries)]})
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, d)
+		total += d
+		// Decide again over the same input, to time it alone.
+		ids := docIDs(resp)
+		tiers := map[string]ingestd.Tier{}
+		for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+			for _, c := range blk {
+				tiers[c.DocumentID] = ingestd.Tier(c.Tier)
+			}
+		}
+		ds := time.Now()
+		firewall.Decide(ingestd.ModeEnforce, ids, tiers)
+		decide += time.Since(ds)
+		served += len(resp.Primary) + len(resp.Expanded) + len(resp.Rejected)
+		if !resp.Verdict.ToolsAllowed {
+			blocked++
+		}
+	}
+	b.StopTimer()
+	slices.Sort(durs)
+	b.ReportMetric(ms(durs[len(durs)/2]), "p50-ms")
+	b.ReportMetric(ms(durs[min(len(durs)-1, len(durs)*99/100)]), "p99-ms")
+	b.ReportMetric(100*float64(ts.tiers+decide)/float64(total), "verdict-%")
+	b.ReportMetric(float64(served)/float64(len(durs)), "chunks/op")
+	// Time inside the store's rankers, summed over calls (they run
+	// concurrently, so these overlap).
+	b.ReportMetric(ms(ts.text)/float64(len(durs)), "text-search-ms/op")
+	b.ReportMetric(ms(ts.vec)/float64(len(durs)), "vector-search-ms/op")
+	b.ReportMetric(100*float64(blocked)/float64(len(durs)), "blocked-%")
 }
 
 func docIDs(resp *retrieval.Response) []string {

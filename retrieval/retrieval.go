@@ -5,8 +5,13 @@
 //
 // It serves only fenced chunks as the store holds them (fenced at ingest)
 // and never fences, unfences or reads chunk content to decide anything
-// about trust. The verdict is computed from the store's tiers with one
-// Tiers call over the served documents, never from the request.
+// about trust. Every tier it shows, filters by or decides the verdict with
+// is a tier in force: provenance.Declarations, built from the configured
+// installations, judges the store's tier facts (stored stamp, installation,
+// the metadata its tier_by rules look at, parent), so a configuration
+// change holds in every answer the moment the configuration is loaded, on
+// every transport that serves this Service. The verdict is computed with
+// one TierFacts read over the served documents, never from the request.
 //
 // When to use Request.ExcludeUntrusted: a turn that must be able to act
 // (an agent step that will call a tool whatever it reads) asks for grounding
@@ -72,8 +77,12 @@ type Options struct {
 	// FirewallMode is a mode as returned by firewall.ParseMode; empty means
 	// enforce.
 	FirewallMode string
-	// Installations are the configured installations, for the provenance
-	// report.
+	// Installations are the configured installations: the declaration in
+	// force (provenance.Declare) that judges every tier the service shows,
+	// filters by and decides verdicts with, and the provenance report's
+	// list. A document whose installation is not listed (or is listed
+	// with another kind) is orphaned and counts as untrusted-external:
+	// with none listed, every document does.
 	Installations []ingestd.Installation
 	// PerDocument is the most chunks of one document in primary; 0 means 3.
 	PerDocument int
@@ -95,7 +104,7 @@ type Service struct {
 	store    ingestd.Store
 	embedder ingestd.Embedder
 	mode     string
-	insts    []ingestd.Installation
+	decl     *provenance.Declarations
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -123,7 +132,7 @@ func New(o Options) (*Service, error) {
 	}
 	s := &Service{
 		store: o.Store, embedder: o.Embedder, mode: mode,
-		insts:  slices.Clone(o.Installations),
+		decl:   provenance.Declare(o.Installations),
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -174,16 +183,19 @@ type Request struct {
 	// TopK is the size of the primary block: 0 means 8; 1..100.
 	TopK          int      `json:"top_k,omitempty"`
 	Installations []string `json:"installations,omitempty"`
-	// Tiers narrows by stored tier; "undeclared" (or "") selects documents
-	// without one.
+	// Tiers narrows by tier in force (see provenance.Declarations);
+	// "undeclared" (or "") selects documents whose tier in force is
+	// undeclared, which a loaded configuration never leaves (an
+	// undeclared stamp takes its installation's declaration).
 	Tiers       []string `json:"tiers,omitempty"`
 	SourceKinds []string `json:"source_kinds,omitempty"`
 	// Expand and IncludeRejected default to true when nil.
 	Expand          *bool `json:"expand,omitempty"`
 	IncludeRejected *bool `json:"include_rejected,omitempty"`
-	// ExcludeUntrusted leaves untrusted-external and unknown-tier documents
+	// ExcludeUntrusted leaves the documents whose tier in force is
+	// untrusted-external (unknown stamps and orphaned documents included)
 	// out of all three blocks, so that a turn that needs tools can ask for
-	// grounding that allows them. Undeclared documents stay in.
+	// grounding that allows them.
 	ExcludeUntrusted bool `json:"exclude_untrusted,omitempty"`
 	// RequestID is carried into the firewall log.
 	RequestID string `json:"request_id,omitempty"`
@@ -216,8 +228,9 @@ type Chunk struct {
 	SourceKind   string `json:"source_kind"`
 	URI          string `json:"uri"`
 	Title        string `json:"title"`
-	// Tier is the document's stored tier as it resolves: "undeclared" for
-	// none, untrusted-external for any value this build does not know.
+	// Tier is the document's tier in force: the most restrictive of its
+	// stored stamp and its installation's current declaration,
+	// untrusted-external for an unknown stamp or an orphaned document.
 	Tier        string   `json:"tier"`
 	Score       float64  `json:"score"`
 	Fenced      string   `json:"fenced"`
@@ -226,19 +239,54 @@ type Chunk struct {
 	HeadingPath []string `json:"heading_path,omitempty"`
 }
 
-// trustedTiers are the stored tiers exclude_untrusted keeps.
-var trustedTiers = []ingestd.Tier{"", ingestd.TierTrustedInternal, ingestd.TierMachineGenerated}
+// tierSet is a set of tiers in force; nil means any.
+type tierSet []ingestd.Tier
+
+func (ts tierSet) has(t ingestd.Tier) bool { return ts == nil || slices.Contains(ts, t) }
+
+// everyTier is every tier in force a document can have.
+var everyTier = tierSet{"", ingestd.TierTrustedInternal, ingestd.TierMachineGenerated, ingestd.TierUntrustedExternal}
+
+// scope is a narrowing of what may be served: the store's filter, the
+// tiers in force to keep among what the store returns (nil keeps all),
+// and whether nothing can match.
+type scope struct {
+	filter ingestd.Filter
+	tiers  tierSet
+	empty  bool
+}
+
+// scope narrows to the installations and source kinds (empty: all) and
+// the tiers in force (nil: all). The store filters by what
+// Declarations.Reach says such documents can be; what it returns is judged
+// by tier in force.
+func (s *Service) scope(insts, kinds []string, tiers tierSet) scope {
+	sc := scope{filter: ingestd.Filter{Installations: insts, SourceKinds: kinds}, tiers: tiers}
+	if tiers == nil {
+		return sc
+	}
+	reach, stored := s.decl.Reach(tiers)
+	sc.filter.Tiers = stored
+	if reach != nil {
+		if len(insts) > 0 {
+			reach = slices.DeleteFunc(slices.Clone(insts), func(id string) bool { return !slices.Contains(reach, id) })
+		}
+		sc.filter.Installations = reach
+		sc.empty = len(reach) == 0
+	}
+	sc.empty = sc.empty || len(tiers) == 0
+	return sc
+}
 
 // plan is a validated request.
 type plan struct {
 	query    string
 	topK     int
-	filter   ingestd.Filter // the caller's narrowing
-	served   ingestd.Filter // what may be served: filter, narrowed by exclude_untrusted
+	asked    scope // the caller's narrowing
+	served   scope // what may be served: asked, narrowed by exclude_untrusted
 	expand   bool
 	rejected bool
 	exclude  bool
-	empty    bool // the narrowing leaves nothing to serve
 }
 
 func (s *Service) plan(r Request) (*plan, error) {
@@ -257,31 +305,32 @@ func (s *Service) plan(r Request) (*plan, error) {
 	case p.topK < 0 || p.topK > MaxTopK:
 		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be between 1 and %d, got %d", MaxTopK, r.TopK)
 	}
-	p.filter = ingestd.Filter{Installations: nonEmpty(r.Installations), SourceKinds: nonEmpty(r.SourceKinds)}
+	var tiers tierSet
 	for _, t := range r.Tiers {
 		t = strings.TrimSpace(t)
 		switch {
 		case t == "" || t == provenance.Undeclared:
-			p.filter.Tiers = append(p.filter.Tiers, "")
+			tiers = append(tiers, "")
 		case provenance.Valid(ingestd.Tier(t)):
-			p.filter.Tiers = append(p.filter.Tiers, ingestd.Tier(t))
+			tiers = append(tiers, ingestd.Tier(t))
 		default:
 			return nil, ingestd.Errorf(ingestd.EINVALID, "tier %q is not one of %s, %s", t, provenance.ValidList(), provenance.Undeclared)
 		}
 	}
-	p.served = p.filter
+	insts, kinds := nonEmpty(r.Installations), nonEmpty(r.SourceKinds)
+	p.asked = s.scope(insts, kinds, tiers)
+	p.served = p.asked
 	if p.exclude {
-		if len(p.filter.Tiers) == 0 {
-			p.served.Tiers = trustedTiers
-		} else {
-			p.served.Tiers = nil
-			for _, t := range p.filter.Tiers {
-				if !provenance.Untrusted(t) {
-					p.served.Tiers = append(p.served.Tiers, t)
-				}
-			}
-			p.empty = len(p.served.Tiers) == 0
+		keep, from := tierSet{}, tiers
+		if from == nil {
+			from = everyTier
 		}
+		for _, t := range from {
+			if !provenance.Untrusted(t) {
+				keep = append(keep, t)
+			}
+		}
+		p.served = s.scope(insts, kinds, keep)
 	}
 	return p, nil
 }
@@ -313,7 +362,7 @@ func (s *Service) Retrieve(ctx context.Context, r Request) (*Response, error) {
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("embed query: embedder returned %d vectors for 1 text", len(vecs))
 	}
-	a := &answer{s: s, p: p, qv: vecs[0], excluded: map[string]bool{}}
+	a := &answer{s: s, p: p, qv: vecs[0], excluded: map[string]bool{}, tiers: map[string]ingestd.Tier{}}
 	if err := a.run(ctx); err != nil {
 		return nil, err
 	}
@@ -350,13 +399,14 @@ func (s *Service) record(v ingestd.Verdict, requestID string) {
 	}
 }
 
-// Provenance returns the corpus report beside the firewall mode.
+// Provenance returns the corpus report, by tier in force, beside the
+// firewall mode.
 func (s *Service) Provenance(ctx context.Context) (provenance.Report, error) {
-	counts, err := s.store.CountDocuments(ctx)
+	counts, err := s.store.CountDocuments(ctx, s.decl.MetaKeys())
 	if err != nil {
 		return provenance.Report{}, fmt.Errorf("count documents: %w", err)
 	}
-	return provenance.BuildReport(counts, s.insts, s.mode), nil
+	return s.decl.Report(counts, s.mode), nil
 }
 
 // answer is the work of one Retrieve call.
@@ -367,6 +417,9 @@ type answer struct {
 
 	primary, expanded, rejected []served
 	excluded                    map[string]bool // untrusted documents left out
+
+	tierMu sync.Mutex
+	tiers  map[string]ingestd.Tier // tiers in force read so far, to filter by
 }
 
 // served is a chunk chosen for a block with its score and relation.
@@ -402,7 +455,7 @@ func (a *answer) run(ctx context.Context) error {
 }
 
 func (a *answer) primaryAndExpanded(ctx context.Context) error {
-	if !a.p.empty {
+	if !a.p.served.empty {
 		hits, err := a.fused(ctx, a.p.served, a.candidates(a.p.topK))
 		if err != nil {
 			return err
@@ -435,30 +488,39 @@ func (a *answer) candidates(n int) int {
 	return max(4*n, minCandidate)
 }
 
-// similar ranks chunks under f by vector similarity alone. The rejected
+// similar ranks chunks under sc by vector similarity alone. The rejected
 // block admits a chunk only above a similarity threshold, so the nearest
 // vectors are exactly its candidates and a full-text ranking would add
 // none it could keep.
-func (a *answer) similar(ctx context.Context, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+func (a *answer) similar(ctx context.Context, sc scope, limit int) ([]ingestd.Hit, error) {
+	f := sc.filter
 	f.EmbedderID = a.s.embedder.ID()
-	vec, err := a.s.store.SearchVector(ctx, a.qv, f, limit)
+	vec, err := a.ranked(ctx, sc.tiers, limit, func(n int) ([]ingestd.Hit, error) {
+		return a.s.store.SearchVector(ctx, a.qv, f, n)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("search vector: %w", err)
 	}
 	return slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score < a.s.rejMin }), nil
 }
 
-// fused runs both rankers under f, concurrently, and fuses their rankings.
-func (a *answer) fused(ctx context.Context, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
+// fused runs both rankers under sc, concurrently, and fuses their rankings.
+func (a *answer) fused(ctx context.Context, sc scope, limit int) ([]ingestd.Hit, error) {
 	var (
 		wg      sync.WaitGroup
 		text    []ingestd.Hit
 		textErr error
 	)
-	wg.Go(func() { text, textErr = a.s.store.SearchText(ctx, a.p.query, f, limit) })
-	vf := f
+	wg.Go(func() {
+		text, textErr = a.ranked(ctx, sc.tiers, limit, func(n int) ([]ingestd.Hit, error) {
+			return a.s.store.SearchText(ctx, a.p.query, sc.filter, n)
+		})
+	})
+	vf := sc.filter
 	vf.EmbedderID = a.s.embedder.ID() // compare only with vectors the same embedder made
-	vec, err := a.s.store.SearchVector(ctx, a.qv, vf, limit)
+	vec, err := a.ranked(ctx, sc.tiers, limit, func(n int) ([]ingestd.Hit, error) {
+		return a.s.store.SearchVector(ctx, a.qv, vf, n)
+	})
 	wg.Wait()
 	if textErr != nil {
 		return nil, fmt.Errorf("search text: %w", textErr)
@@ -469,6 +531,81 @@ func (a *answer) fused(ctx context.Context, f ingestd.Filter, limit int) ([]inge
 	// A chunk with no similarity at all is not a vector candidate.
 	vec = slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score <= 0 })
 	return Fuse(text, vec), nil
+}
+
+// maxRefills bounds how often ranked asks a ranker again for more.
+const maxRefills = 2
+
+// ranked returns the best limit hits of search whose document's tier in
+// force is in tiers, best first. The store filtered by what such
+// documents can be stamped with; when judging its answer by tier in force
+// (a declaration narrowed since the stamp) leaves fewer than limit and the
+// store may hold more, it asks again for four times as many, at most
+// maxRefills times. With nil tiers it is search(limit).
+func (a *answer) ranked(ctx context.Context, tiers tierSet, limit int, search func(n int) ([]ingestd.Hit, error)) ([]ingestd.Hit, error) {
+	for n, refills := limit, 0; ; n, refills = 4*n, refills+1 {
+		hits, err := search(n)
+		if err != nil || tiers == nil {
+			return hits, err
+		}
+		kept, err := a.keep(ctx, tiers, hits)
+		if err != nil {
+			return nil, err
+		}
+		if len(kept) >= limit || len(hits) < n || refills == maxRefills {
+			return kept[:min(len(kept), limit)], nil
+		}
+	}
+}
+
+// keep returns the hits whose document's tier in force is in tiers.
+func (a *answer) keep(ctx context.Context, tiers tierSet, hits []ingestd.Hit) ([]ingestd.Hit, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.DocumentID
+	}
+	inForce, err := a.inForce(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(hits, func(h ingestd.Hit) bool { return !tiers.has(inForce[h.DocumentID]) }), nil
+}
+
+// inForce returns the tier in force of each document, reading only those
+// this answer has not read yet. A document the store does not hold counts
+// as untrusted-external.
+func (a *answer) inForce(ctx context.Context, ids []string) (map[string]ingestd.Tier, error) {
+	a.tierMu.Lock()
+	var need []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if _, ok := a.tiers[id]; !ok && !seen[id] {
+			seen[id] = true
+			need = append(need, id)
+		}
+	}
+	a.tierMu.Unlock()
+	var read map[string]ingestd.Tier
+	if len(need) > 0 {
+		var err error
+		if read, err = a.s.decl.Tiers(ctx, a.s.store, need); err != nil {
+			return nil, fmt.Errorf("read tiers: %w", err)
+		}
+	}
+	a.tierMu.Lock()
+	defer a.tierMu.Unlock()
+	for _, id := range need {
+		t, ok := read[id]
+		if !ok {
+			t = ingestd.TierUntrustedExternal
+		}
+		a.tiers[id] = t
+	}
+	out := make(map[string]ingestd.Tier, len(ids))
+	for _, id := range ids {
+		out[id] = a.tiers[id]
+	}
+	return out, nil
 }
 
 // Fuse merges rankings by reciprocal rank fusion (k = 60): a chunk scores
@@ -536,25 +673,20 @@ func (a *answer) views(ctx context.Context, hits []ingestd.Hit) (map[string]inge
 // countExcludedPrimary ranks again without the exclusion and counts the
 // untrusted documents that would have been in primary.
 func (a *answer) countExcludedPrimary(ctx context.Context) error {
-	hits, err := a.fused(ctx, a.p.filter, a.candidates(a.p.topK))
+	if a.p.asked.empty {
+		return nil
+	}
+	hits, err := a.fused(ctx, a.p.asked, a.candidates(a.p.topK))
 	if err != nil {
 		return err
 	}
-	return a.countExcluded(ctx, pickPrimary(hits, a.p.topK, a.s.perDoc))
-}
-
-// countExcluded adds the untrusted documents among hits to the excluded set.
-func (a *answer) countExcluded(ctx context.Context, hits []ingestd.Hit) error {
 	var ids []string
-	for _, h := range hits {
+	for _, h := range pickPrimary(hits, a.p.topK, a.s.perDoc) {
 		ids = append(ids, h.DocumentID)
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	tiers, err := a.s.store.Tiers(ctx, uniq(ids))
+	tiers, err := a.inForce(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("read tiers: %w", err)
+		return err
 	}
 	for id, t := range tiers {
 		if provenance.Untrusted(t) {
@@ -565,23 +697,28 @@ func (a *answer) countExcluded(ctx context.Context, hits []ingestd.Hit) error {
 }
 
 // allowed reports whether a chunk reached by expansion may be served: its
-// document is active and matches the request's narrowing. An untrusted one
-// dropped by exclude_untrusted is counted.
-func (a *answer) allowed(v ingestd.ChunkView) bool {
+// document is active and matches the request's narrowing, by its tier in
+// force from tiers. An untrusted one dropped by exclude_untrusted is
+// counted.
+func (a *answer) allowed(v ingestd.ChunkView, tiers map[string]ingestd.Tier) bool {
 	if v.DocumentStatus != ingestd.StatusActive {
 		return false
 	}
-	f := a.p.filter
+	f := a.p.asked.filter
 	if len(f.Installations) > 0 && !slices.Contains(f.Installations, v.Installation) {
 		return false
 	}
 	if len(f.SourceKinds) > 0 && !slices.Contains(f.SourceKinds, v.SourceKind) {
 		return false
 	}
-	if len(f.Tiers) > 0 && !slices.Contains(f.Tiers, v.DocumentTier) {
+	if a.p.asked.tiers == nil && !a.p.exclude {
+		return true
+	}
+	t := tiers[v.DocumentID]
+	if !a.p.asked.tiers.has(t) {
 		return false
 	}
-	if a.p.exclude && provenance.Untrusted(v.DocumentTier) {
+	if a.p.exclude && provenance.Untrusted(t) {
 		a.excluded[v.DocumentID] = true
 		return false
 	}
@@ -678,9 +815,15 @@ func (a *answer) expand(ctx context.Context) error {
 			}
 		}
 	}
+	var tiers map[string]ingestd.Tier
+	if a.p.asked.tiers != nil || a.p.exclude {
+		if tiers, err = a.inForce(ctx, neighbours); err != nil {
+			return err
+		}
+	}
 	for _, doc := range neighbours {
 		chunks := byDoc[doc]
-		if len(chunks) == 0 || !a.allowed(chunks[0]) {
+		if len(chunks) == 0 || !a.allowed(chunks[0], tiers) {
 			continue
 		}
 		best, bestScore := chunks[0], a.similarity(chunks[0].Chunk)
@@ -756,9 +899,9 @@ func sortLinks(ls []ingestd.Link) {
 // It runs concurrently with primary and expansion, so it touches only
 // a.rejected and returns the untrusted documents exclude_untrusted left out.
 func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
-	pick := func(f ingestd.Filter) ([]served, error) {
-		f.Statuses = []ingestd.Status{ingestd.StatusRejected}
-		hits, err := a.similar(ctx, f, a.candidates(a.s.rejCap))
+	pick := func(sc scope) ([]served, error) {
+		sc.filter.Statuses = []ingestd.Status{ingestd.StatusRejected}
+		hits, err := a.similar(ctx, sc, a.candidates(a.s.rejCap))
 		if err != nil {
 			return nil, err
 		}
@@ -782,7 +925,7 @@ func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
 		}
 		return out, nil
 	}
-	if !a.p.empty {
+	if !a.p.served.empty {
 		out, err := pick(a.p.served)
 		if err != nil {
 			return nil, err
@@ -790,23 +933,32 @@ func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
 		a.rejected = out
 	}
 	var excluded []string
-	if a.p.exclude {
-		all, err := pick(a.p.filter)
+	if a.p.exclude && !a.p.asked.empty {
+		all, err := pick(a.p.asked)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range all {
-			if provenance.Untrusted(c.view.DocumentTier) {
-				excluded = append(excluded, c.view.DocumentID)
+		ids := make([]string, len(all))
+		for i, c := range all {
+			ids[i] = c.view.DocumentID
+		}
+		tiers, err := a.inForce(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if provenance.Untrusted(tiers[id]) {
+				excluded = append(excluded, id)
 			}
 		}
 	}
 	return excluded, nil
 }
 
-// response computes the verdict over the three blocks with one Tiers read
-// and builds the answer. Served tiers come from that same read, so what a
-// chunk shows and what the verdict counted agree.
+// response computes the verdict over the three blocks from one fresh read
+// of their tiers in force and builds the answer. Served tiers come from
+// that same read, so what a chunk shows and what the verdict counted
+// agree.
 func (a *answer) response(ctx context.Context) (*Response, error) {
 	var ids []string
 	for _, block := range [][]served{a.primary, a.expanded, a.rejected} {
@@ -818,7 +970,7 @@ func (a *answer) response(ctx context.Context) (*Response, error) {
 	tiers := map[string]ingestd.Tier{}
 	if len(ids) > 0 {
 		var err error
-		if tiers, err = a.s.store.Tiers(ctx, ids); err != nil {
+		if tiers, err = a.s.decl.Tiers(ctx, a.s.store, ids); err != nil {
 			return nil, fmt.Errorf("read tiers: %w", err)
 		}
 	}
@@ -843,7 +995,7 @@ func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []Chunk {
 	for _, c := range block {
 		t, ok := tiers[c.view.DocumentID]
 		if !ok {
-			t = c.view.DocumentTier
+			t = ingestd.TierUntrustedExternal // gone from the store: firewall.Decide counts it so too
 		}
 		out = append(out, Chunk{
 			ChunkID: c.view.ID, DocumentID: c.view.DocumentID,

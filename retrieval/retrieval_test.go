@@ -146,7 +146,7 @@ func TestVerdictAcceptance(t *testing.T) {
 			wantIDs:     []string{corpus.PartnerBrief.ID()},
 		},
 		{
-			name:        "undeclared tier allows",
+			name:        "undeclared stamp takes a trusted declaration",
 			req:         retrieval.Request{Query: "legacy printer setup third floor", TopK: 1},
 			wantPrimary: []string{corpus.PrinterGuide.ID()},
 			wantAllowed: true, wantIDs: []string{},
@@ -190,8 +190,9 @@ func TestUnknownTierServedAsUntrusted(t *testing.T) {
 	if got, want := resp.Primary[0].Tier, string(ingestd.TierUntrustedExternal); got != want {
 		t.Errorf("tier = %q, want %q", got, want)
 	}
+	// An undeclared stamp takes its installation's declaration.
 	resp = MustRetrieve(t, svc, retrieval.Request{Query: "legacy printer setup third floor", TopK: 1})
-	if got, want := resp.Primary[0].Tier, "undeclared"; got != want {
+	if got, want := resp.Primary[0].Tier, string(ingestd.TierTrustedInternal); got != want {
 		t.Errorf("tier = %q, want %q", got, want)
 	}
 }
@@ -234,7 +235,7 @@ func TestExpansion(t *testing.T) {
 	})
 	t.Run("cap", func(t *testing.T) {
 		s, e := corpus.MustAcceptance(t)
-		capped, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, ExpandCap: 1})
+		capped, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, ExpandCap: 1, Installations: corpus.Installations()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,7 +289,7 @@ func TestExcludeUntrusted(t *testing.T) {
 		}
 	}
 	if got := blockDocs(resp.Primary); !slices.Contains(got, corpus.RefundPolicy.ID()) || !slices.Contains(got, corpus.RefundForm.ID()) {
-		t.Errorf("primary = %v, want the internal policy and the undeclared form in it", got)
+		t.Errorf("primary = %v, want the internal policy and the form of a trusted legacy installation in it", got)
 	}
 	if !resp.Verdict.ToolsAllowed || resp.Verdict.Reason != ingestd.ReasonNoUntrusted {
 		t.Errorf("verdict = %+v, want tools allowed", resp.Verdict)
@@ -329,14 +330,19 @@ func TestFilters(t *testing.T) {
 			t.Errorf("primary has %s from %s", c.DocumentID, c.Installation)
 		}
 	}
-	resp = MustRetrieve(t, svc, retrieval.Request{Query: "refund wire transfer", Tiers: []string{"undeclared"}})
-	if got := blockDocs(resp.Primary); len(got) == 0 || got[0] != corpus.RefundForm.ID() {
-		t.Errorf("tier filter undeclared: primary = %v", got)
+	resp = MustRetrieve(t, svc, retrieval.Request{Query: "refund wire transfer", Tiers: []string{"trusted-internal"}})
+	if got := blockDocs(resp.Primary); !slices.Contains(got, corpus.RefundForm.ID()) || !slices.Contains(got, corpus.RefundPolicy.ID()) {
+		t.Errorf("tier filter trusted-internal: primary = %v, want the policy and the undeclared form of a trusted installation", got)
 	}
-	for _, c := range resp.Primary {
-		if c.Tier != "undeclared" {
-			t.Errorf("tier filter undeclared leaked %s (%s)", c.DocumentID, c.Tier)
+	for _, c := range slices.Concat(resp.Primary, resp.Expanded, resp.Rejected) {
+		if c.Tier != string(ingestd.TierTrustedInternal) {
+			t.Errorf("tier filter trusted-internal leaked %s (%s)", c.DocumentID, c.Tier)
 		}
+	}
+	// Every installation declares a tier: no tier in force is undeclared.
+	resp = MustRetrieve(t, svc, retrieval.Request{Query: "refund wire transfer", Tiers: []string{"undeclared"}})
+	if got := docs(resp); len(got) != 0 {
+		t.Errorf("tier filter undeclared: served %v", got)
 	}
 	resp = MustRetrieve(t, svc, retrieval.Request{Query: "refund wire transfer", SourceKinds: []string{"imap"}, IncludeRejected: ptr(false)})
 	for _, c := range resp.Primary {
@@ -354,7 +360,7 @@ func TestPerDocumentCap(t *testing.T) {
 		long.Chunks = append(long.Chunks, strings.Repeat("zebra ", i+1)+"stripes section")
 	}
 	corpus.MustPut(t, s, e, long)
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, PerDocument: 2})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, PerDocument: 2, Installations: corpus.Installations()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +405,7 @@ func TestBlockedLogAndMetrics(t *testing.T) {
 	s, e := corpus.MustAcceptance(t)
 	var buf bytes.Buffer
 	reg := prometheus.NewRegistry()
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Registerer: reg,
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Registerer: reg, Installations: corpus.Installations(),
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -466,7 +472,7 @@ func TestProvenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 14 documents, one deleted; untrusted: Refund, Refund2, StrangerComment, MongoProposal, PartnerBrief.
-	if rep.Total != 13 || rep.ExternallyAuthored != 5 || rep.Undeclared != 2 || rep.Policy.FirewallMode != ingestd.ModeShadow {
+	if rep.Total != 13 || rep.ExternallyAuthored != 5 || rep.Undeclared != 2 || rep.Orphaned != 0 || rep.Policy.FirewallMode != ingestd.ModeShadow {
 		t.Errorf("report = %+v", rep)
 	}
 	if len(rep.Installations) < 3 || rep.Installations[0].ID != "handbook" {
@@ -523,7 +529,7 @@ func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(corpus.Dims)
 func TestRequestIDIsMadeWhenAbsent(t *testing.T) {
 	s, e := corpus.MustAcceptance(t)
 	var buf bytes.Buffer
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations(), Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

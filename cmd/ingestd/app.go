@@ -22,6 +22,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/pipeline"
+	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -85,7 +86,9 @@ func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
 		a.sources[inst.ID] = src
 	}
 
-	if a.store, err = openStore(ctx, cfg, e, a.log); err != nil {
+	// The store's in-memory mirror keeps the metadata the tier_by rules
+	// read, so judging a document by them costs no query.
+	if a.store, err = openStore(ctx, cfg, e, a.log, provenance.Declare(a.installations()).MetaKeys()); err != nil {
 		return nil, err
 	}
 	inner, err := newEmbedder(cfg, e)
@@ -144,7 +147,7 @@ func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, err
 	return inst, a.sources[id], nil
 }
 
-func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (ingestd.Store, error) {
+func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaKeys []string) (ingestd.Store, error) {
 	switch cfg.Store.Driver {
 	case "postgres":
 		url, ok := e.lookupEnv(cfg.Store.URLEnv)
@@ -169,7 +172,7 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger) (inge
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("data_dir: %w", err)
 		}
-		return sqlite.Open(filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log})
+		return sqlite.Open(filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
 	default:
 		return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -24,11 +25,16 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	counts, err := a.store.CountDocuments(ctx)
+	// The report serve answers on GET /v1/provenance, by the same
+	// declaration in force: the installations of this configuration.
+	svc, err := a.retrieval(nil)
 	if err != nil {
 		return err
 	}
-	r := provenance.BuildReport(counts, a.installations(), a.cfg.Firewall.Mode)
+	r, err := svc.Provenance(ctx)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -41,7 +47,12 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 func printReport(w io.Writer, r provenance.Report, perInst bool) {
 	fmt.Fprintf(w, "%d documents; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
 		r.Total, r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
-	fmt.Fprintf(w, "declared: %d, undeclared: %d\n\n", r.Declared, r.Undeclared)
+	fmt.Fprintf(w, "declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)
+	if r.Orphaned > 0 {
+		fmt.Fprintf(w, "note: %d documents belong to an installation that is no longer configured (or now has another kind): they count as %s.\n",
+			r.Orphaned, ingestd.TierUntrustedExternal)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIER\tDOCUMENTS\tSHARE")
 	for _, t := range r.Tiers {
@@ -52,7 +63,11 @@ func printReport(w io.Writer, r provenance.Report, perInst bool) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INSTALLATION\tKIND\tDECLARED TIER\tDOCUMENTS")
 	for _, in := range r.Installations {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", in.ID, dash(in.Kind), dash(in.Tier), in.Documents)
+		tier := dash(in.Tier)
+		if in.Kind == "" {
+			tier = "not configured"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", in.ID, dash(in.Kind), tier, in.Documents)
 		if perInst {
 			for _, t := range in.Tiers {
 				fmt.Fprintf(tw, "  └ %s\t\t\t%d (%.1f%%)\n", t.Tier, t.Count, t.Pct)

@@ -67,7 +67,7 @@ func TestDeliveriesToRetrieval(t *testing.T) {
 		}
 	}
 
-	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb})
+	svc, err := retrieval.New(retrieval.Options{Store: st, Embedder: emb, Installations: []ingestd.Installation{insts["maintained"], insts["public"]}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	svc, err := retrieval.New(retrieval.Options{Store: store, Embedder: emb})
+	svc, err := retrieval.New(retrieval.Options{Store: store, Embedder: emb, Installations: corpus.Installations()})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -465,7 +465,11 @@ func BenchmarkRetrieve(b *testing.B) {
 	for i, q := range ts {
 		emb[q] = vs[i]
 	}
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: emb})
+	var insts []ingestd.Installation // inst0..inst4 declare trusted-internal: the stamps decide
+	for i := range 5 {
+		insts = append(insts, ingestd.Installation{ID: fmt.Sprintf("inst%d", i), Kind: "files", Tier: ingestd.TierTrustedInternal})
+	}
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: emb, Installations: insts})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -75,8 +75,8 @@ func scanDocument(row pgx.Row) (*ingestd.Document, error) {
 	return &d, nil
 }
 
-// putDocumentSQL inserts the document or, when its stored hash, tier or
-// status differ (or it is a tombstone), overwrites it. It returns a row only
+// putDocumentSQL inserts the document or, when its stored hash, tier,
+// status or source kind differ (or it is a tombstone), overwrites it. It returns a row only
 // when it wrote one, with inserted true for a new document; the row stays
 // locked until the transaction ends, so concurrent writers of one document
 // take turns and the last one's chunks win.
@@ -89,6 +89,7 @@ const putDocumentSQL = `INSERT INTO documents AS d (` + documentColumns + `, del
 		status = EXCLUDED.status, parent_id = EXCLUDED.parent_id, meta = EXCLUDED.meta,
 		ingested_at = EXCLUDED.ingested_at, deleted_at = NULL
 	WHERE d.content_hash <> EXCLUDED.content_hash OR d.tier IS DISTINCT FROM EXCLUDED.tier OR d.status <> EXCLUDED.status
+		OR d.source_kind <> EXCLUDED.source_kind
 	RETURNING (xmax = 0)`
 
 // chunkColumns are the columns PutDocument copies; the rest have defaults
@@ -101,8 +102,8 @@ var chunkColumns = []string{"id", "document_id", "ordinal", "heading_path", "tex
 // doc.ID is filled with ingestd.DocumentID; an empty Status means active;
 // chunks without a DocumentID get doc's. Chunk tiers are always stored as
 // doc's tier. Concurrent writers of the same document never duplicate it:
-// they take turns on its row, and one that finds the same hash, tier and
-// status writes nothing. Returns EINVALID for a document without
+// they take turns on its row, and one that finds the same hash, tier,
+// status and source kind writes nothing. Returns EINVALID for a document without
 // installation, external id, source kind or content hash, for
 // StatusDeleted, for a chunk of another document and for an embedding
 // whose length is not the store's Dims; ECONFLICT when another document
@@ -156,7 +157,7 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 			doc.URI, doc.Title, doc.Author, timestamp(doc.CreatedAt), timestamp(doc.UpdatedAt), doc.ContentHash, tier,
 			string(status), nullable(doc.ParentID), meta, ingested).Scan(&inserted)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // same hash, tier and status: nothing to write
+			return nil // same hash, tier, status and kind: nothing to write
 		}
 		if err != nil {
 			return err
@@ -254,42 +255,82 @@ func (s *Store) DocumentRefs(ctx context.Context, installation string) ([]ingest
 	return out, nil
 }
 
-// Tiers returns the stored tier of each document it holds, deleted ones
-// included; NULL is "". One primary-key lookup for all ids.
-func (s *Store) Tiers(ctx context.Context, docIDs []string) (map[string]ingestd.Tier, error) {
-	out := make(map[string]ingestd.Tier, len(docIDs))
+// TierFacts returns the facts of each document it holds, deleted ones
+// included; a NULL tier is "". One primary-key lookup for all ids, joined
+// to each one's parent; the metadata is read only when keys are asked for.
+func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]ingestd.TierFacts, error) {
+	out := make(map[string]ingestd.TierFacts, len(docIDs))
 	if len(docIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, tier FROM documents WHERE id = ANY($1)", docIDs)
+	args := []any{docIDs}
+	if len(metaKeys) > 0 {
+		args = append(args, metaKeys)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT d.id, d.installation, d.source_kind, d.tier, `+factMeta("d", metaKeys, 2)+`,
+			p.id IS NOT NULL, p.installation, p.source_kind, p.tier, `+factMeta("p", metaKeys, 2)+`
+		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
+		WHERE d.id = ANY($1)`, args...)
 	if err != nil {
-		return nil, classify("read tiers", err)
+		return nil, classify("read tier facts", err)
 	}
 	var (
-		id   string
-		tier *string
+		id, inst, kind            string
+		tier, pInst, pKind, pTier *string
+		meta, pMeta               map[string]string
+		hasParent                 bool
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &tier}, func() error {
-		out[id] = ingestd.Tier(deref(tier))
+	_, err = pgx.ForEachRow(rows, []any{&id, &inst, &kind, &tier, &meta, &hasParent, &pInst, &pKind, &pTier, &pMeta}, func() error {
+		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(deref(tier)), Meta: meta}
+		if hasParent {
+			f.Parent = &ingestd.TierFacts{Installation: deref(pInst), SourceKind: deref(pKind), Tier: ingestd.Tier(deref(pTier)), Meta: pMeta}
+		}
+		out[id] = f
+		meta, pMeta = nil, nil
 		return nil
 	})
 	if err != nil {
-		return nil, classify("read tiers", err)
+		return nil, classify("read tier facts", err)
 	}
 	return out, nil
 }
 
-// CountDocuments counts not-deleted documents by installation and stored
-// tier, ordered by installation then tier.
-func (s *Store) CountDocuments(ctx context.Context) ([]ingestd.DocumentCount, error) {
-	rows, err := s.pool.Query(ctx, `SELECT installation, coalesce(tier, ''), count(*) FROM documents
-		WHERE status <> 'deleted' GROUP BY 1, 2 ORDER BY 1, 2`)
+// factMeta is the SQL of the values of keys (passed as the text array
+// parameter $param) in the metadata of the document row d: a JSON object,
+// NULL when it has none of them or no key is asked for.
+func factMeta(d string, keys []string, param int) string {
+	if len(keys) == 0 {
+		return "NULL::jsonb"
+	}
+	return fmt.Sprintf("(SELECT jsonb_object_agg(k, %[1]s.meta->>k) FROM unnest($%[2]d::text[]) k WHERE %[1]s.meta->>k IS NOT NULL)", d, param)
+}
+
+// CountDocuments counts not-deleted documents by installation, source
+// kind, stored tier, the values of metaKeys and the same of their parent.
+func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingestd.DocumentCount, error) {
+	var args []any
+	if len(metaKeys) > 0 {
+		args = append(args, metaKeys)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT d.installation, d.source_kind, coalesce(d.tier, ''), `+factMeta("d", metaKeys, 1)+`,
+			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), `+factMeta("p", metaKeys, 1)+`, count(*)
+		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
+		WHERE d.status <> 'deleted'
+		GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`, args...)
 	if err != nil {
 		return nil, classify("count documents", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingestd.DocumentCount, error) {
-		var c ingestd.DocumentCount
-		err := r.Scan(&c.Installation, &c.Tier, &c.Count)
+		var (
+			c                   ingestd.DocumentCount
+			hasParent           bool
+			pInst, pKind, pTier string
+			pMeta               map[string]string
+		)
+		err := r.Scan(&c.Installation, &c.SourceKind, &c.Tier, &c.Meta, &hasParent, &pInst, &pKind, &pTier, &pMeta, &c.Count)
+		if hasParent {
+			c.Parent = &ingestd.TierFacts{Installation: pInst, SourceKind: pKind, Tier: ingestd.Tier(pTier), Meta: pMeta}
+		}
 		return c, err
 	})
 	if err != nil {

@@ -192,7 +192,7 @@ func TestSearchesAreNeverPrepared(t *testing.T) {
 		if _, err := s.SearchVector(ctx, []float32{1, 0, 0, 0}, ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}, 5); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Tiers(ctx, []string{d.ID}); err != nil {
+		if _, err := s.TierFacts(ctx, []string{d.ID}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,7 +209,7 @@ func TestSearchesAreNeverPrepared(t *testing.T) {
 		tiers = tiers || strings.Contains(p, "tier")
 	}
 	if !tiers {
-		t.Fatalf("the Tiers lookup is not among the prepared statements %q: the check cannot see what is prepared", prepared)
+		t.Fatalf("the TierFacts lookup is not among the prepared statements %q: the check cannot see what is prepared", prepared)
 	}
 }
 

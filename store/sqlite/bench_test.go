@@ -108,7 +108,7 @@ func BenchmarkSearchVector(b *testing.B) {
 		f := mustFixture(b, n)
 		// The first search loads the index; time it apart.
 		f.s.vec.close()
-		f.s.vec = newVectors(f.s)
+		f.s.vec = newVectors(f.s, nil)
 		start := time.Now()
 		if err := f.s.Warm(ctx); err != nil {
 			b.Fatal(err)

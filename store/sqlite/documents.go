@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -120,16 +121,16 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 	changed := false
 	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		var (
-			hash, st string
-			tier     sql.NullString
+			hash, st, kind string
+			tier           sql.NullString
 		)
-		err := tx.QueryRowContext(ctx, "SELECT content_hash, tier, status FROM documents WHERE id = ?", id).Scan(&hash, &tier, &st)
+		err := tx.QueryRowContext(ctx, "SELECT content_hash, tier, status, source_kind FROM documents WHERE id = ?", id).Scan(&hash, &tier, &st, &kind)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return unavailable("read document %s", id, err)
 		case st != string(ingestd.StatusDeleted) && hash == doc.ContentHash &&
-			ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == status:
+			ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == status && kind == doc.SourceKind:
 			return nil
 		}
 		changed = true
@@ -276,65 +277,208 @@ func (s *Store) DocumentRefs(ctx context.Context, installation string) ([]ingest
 	return out, rows.Err()
 }
 
-// Tiers returns the stored tier of each document it holds, deleted ones
-// included; NULL is "".
-func (s *Store) Tiers(ctx context.Context, docIDs []string) (map[string]ingestd.Tier, error) {
-	out, missing, err := s.vec.tiers(ctx, docIDs)
+// TierFacts returns the facts of each document it holds, deleted ones
+// included; a NULL tier is "". Documents the in-memory mirror holds (after
+// the same catch-up a search makes) are answered from it, with their
+// metadata when every key asked for is one the mirror keeps
+// (Options.MetaKeys); the rest, and the metadata of other keys, with one
+// prepared statement each.
+func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]ingestd.TierFacts, error) {
+	out, parents, missing, withMeta, err := s.vec.facts(ctx, docIDs, metaKeys)
 	if err != nil {
 		return nil, err
 	}
-	if len(missing) == 0 {
-		return out, nil
+	if len(metaKeys) == 0 {
+		withMeta = true
 	}
-	docIDs = missing
-	// One prepared statement for any number of ids: the verdict's lookup
-	// runs on every retrieval and must cost next to nothing.
-	ids, err := json.Marshal(docIDs)
-	if err != nil {
-		return nil, fmt.Errorf("read tiers: %w", err)
+	if len(missing) > 0 {
+		if parents == nil {
+			parents = map[string]string{}
+		}
+		read := map[string]ingestd.TierFacts{}
+		if err := s.readFacts(ctx, missing, read, parents); err != nil {
+			return nil, err
+		}
+		if withMeta && len(metaKeys) > 0 && len(read) > 0 {
+			if err := s.readFactMeta(ctx, read, parents, metaKeys); err != nil {
+				return nil, err
+			}
+		}
+		maps.Copy(out, read)
 	}
-	st, err := s.stmt(ctx, tiersSQL)
-	if err != nil {
-		return nil, err
+	if !withMeta && len(out) > 0 {
+		if err := s.readFactMeta(ctx, out, parents, metaKeys); err != nil {
+			return nil, err
+		}
 	}
-	rows, err := st.QueryContext(ctx, string(ids))
+	return out, nil
+}
+
+// The verdict's lookups run on every retrieval and must cost next to
+// nothing: one prepared statement for any number of ids, which travel as
+// a JSON array.
+const (
+	factsSQL = `SELECT d.id, d.installation, d.source_kind, d.tier, p.id, p.installation, p.source_kind, p.tier
+		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
+		WHERE d.id IN (SELECT value FROM json_each(?))`
+	factMetaSQL = `SELECT d.id, j.key, j.value FROM documents d, json_each(d.meta) j
+		WHERE d.id IN (SELECT value FROM json_each(?1)) AND j.key IN (SELECT value FROM json_each(?2))`
+)
+
+// readFacts adds the facts of the documents ids from the database to out,
+// and the id of each one's parent the store holds to parents.
+func (s *Store) readFacts(ctx context.Context, ids []string, out map[string]ingestd.TierFacts, parents map[string]string) error {
+	arg, err := json.Marshal(ids)
 	if err != nil {
-		return nil, unavailable("read tiers%s", "", err)
+		return fmt.Errorf("read tier facts: %w", err)
+	}
+	st, err := s.stmt(ctx, factsSQL)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, string(arg))
+	if err != nil {
+		return unavailable("read tier facts%s", "", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
-		var t sql.NullString
-		if err := rows.Scan(&id, &t); err != nil {
-			return nil, fmt.Errorf("read tiers: %w", err)
+		var (
+			id, inst, kind              string
+			tier                        sql.NullString
+			parent, pInst, pKind, pTier sql.NullString
+		)
+		if err := rows.Scan(&id, &inst, &kind, &tier, &parent, &pInst, &pKind, &pTier); err != nil {
+			return fmt.Errorf("read tier facts: %w", err)
 		}
-		out[id] = ingestd.Tier(t.String)
+		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(tier.String)}
+		if parent.Valid {
+			f.Parent = &ingestd.TierFacts{Installation: pInst.String, SourceKind: pKind.String, Tier: ingestd.Tier(pTier.String)}
+			parents[id] = parent.String
+		}
+		out[id] = f
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
-const tiersSQL = `SELECT id, tier FROM documents WHERE id IN (SELECT value FROM json_each(?))`
+// readFactMeta fills the Meta of the facts in out, and of their parents
+// (parents maps a document to its parent's id), with the values of keys.
+func (s *Store) readFactMeta(ctx context.Context, out map[string]ingestd.TierFacts, parents map[string]string, keys []string) error {
+	ids := make([]string, 0, len(out)+len(parents))
+	for id := range out {
+		ids = append(ids, id)
+	}
+	for _, p := range parents {
+		if _, ok := out[p]; !ok {
+			ids = append(ids, p)
+		}
+	}
+	idsArg, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("read tier metadata: %w", err)
+	}
+	keysArg, err := json.Marshal(keys)
+	if err != nil {
+		return fmt.Errorf("read tier metadata: %w", err)
+	}
+	st, err := s.stmt(ctx, factMetaSQL)
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, string(idsArg), string(keysArg))
+	if err != nil {
+		return unavailable("read tier metadata%s", "", err)
+	}
+	defer rows.Close()
+	meta := map[string]map[string]string{}
+	for rows.Next() {
+		var id, key string
+		var val sql.NullString
+		if err := rows.Scan(&id, &key, &val); err != nil {
+			return fmt.Errorf("read tier metadata: %w", err)
+		}
+		if meta[id] == nil {
+			meta[id] = map[string]string{}
+		}
+		meta[id][key] = val.String
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read tier metadata: %w", err)
+	}
+	for id, f := range out {
+		f.Meta = meta[id]
+		if f.Parent != nil {
+			p := *f.Parent
+			p.Meta = meta[parents[id]]
+			f.Parent = &p
+		}
+		out[id] = f
+	}
+	return nil
+}
 
-// CountDocuments counts not-deleted documents by installation and stored
-// tier, ordered by installation then tier.
-func (s *Store) CountDocuments(ctx context.Context) ([]ingestd.DocumentCount, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT installation, coalesce(tier, ''), count(*) FROM documents
-		WHERE status != 'deleted' GROUP BY installation, coalesce(tier, '') ORDER BY 1, 2`)
+// CountDocuments counts not-deleted documents by installation, source
+// kind, stored tier, the values of metaKeys and the same of their parent.
+func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingestd.DocumentCount, error) {
+	keys, err := json.Marshal(metaKeys)
+	if err != nil {
+		return nil, fmt.Errorf("count documents: %w", err)
+	}
+	meta := func(d string) string {
+		if len(metaKeys) == 0 {
+			return "'{}'"
+		}
+		return "(SELECT json_group_object(j.key, j.value) FROM json_each(" + d + ".meta) j WHERE j.key IN (SELECT value FROM json_each(?1)))"
+	}
+	q := `SELECT d.installation, d.source_kind, coalesce(d.tier, ''), ` + meta("d") + `,
+			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), ` + meta("p") + `, count(*)
+		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
+		WHERE d.status != 'deleted' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`
+	var args []any
+	if len(metaKeys) > 0 {
+		args = append(args, string(keys))
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, unavailable("count documents%s", "", err)
 	}
 	defer rows.Close()
 	var out []ingestd.DocumentCount
 	for rows.Next() {
-		var c ingestd.DocumentCount
-		var t string
-		if err := rows.Scan(&c.Installation, &t, &c.Count); err != nil {
+		var (
+			c                   ingestd.DocumentCount
+			tier, m             string
+			hasParent           bool
+			pInst, pKind, pTier string
+			pm                  sql.NullString
+		)
+		if err := rows.Scan(&c.Installation, &c.SourceKind, &tier, &m, &hasParent, &pInst, &pKind, &pTier, &pm, &c.Count); err != nil {
 			return nil, fmt.Errorf("count documents: %w", err)
 		}
-		c.Tier = ingestd.Tier(t)
+		c.Tier = ingestd.Tier(tier)
+		if c.Meta, err = metaObject(m); err != nil {
+			return nil, fmt.Errorf("count documents: %w", err)
+		}
+		if hasParent {
+			c.Parent = &ingestd.TierFacts{Installation: pInst, SourceKind: pKind, Tier: ingestd.Tier(pTier)}
+			if c.Parent.Meta, err = metaObject(pm.String); err != nil {
+				return nil, fmt.Errorf("count documents: %w", err)
+			}
+		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// metaObject decodes a JSON object of strings; empty means none.
+func metaObject(s string) (map[string]string, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Links returns the links that start or end at any of the documents, each

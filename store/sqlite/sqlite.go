@@ -59,6 +59,11 @@ type Options struct {
 	Logger *slog.Logger
 	// ReadConns is the size of the read pool; default 4.
 	ReadConns int
+	// MetaKeys are the metadata keys whose values the in-memory mirror
+	// keeps for TierFacts: the keys the configured tier_by_<key> rules
+	// read (provenance.Declarations.MetaKeys). TierFacts reads other keys
+	// from the database, slower but the same.
+	MetaKeys []string
 }
 
 // Store is the SQLite implementation of ingestd.Store. It is safe for
@@ -123,7 +128,7 @@ func Open(path string, o *Options) (*Store, error) {
 	s.read.SetMaxIdleConns(reads)
 	s.read.SetConnMaxIdleTime(0)
 	s.read.SetConnMaxLifetime(0)
-	s.vec = newVectors(s)
+	s.vec = newVectors(s, o.MetaKeys)
 	s.text.now = time.Now
 	return s, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,12 +36,31 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	return s.vec.search(v, f, limit), nil
 }
 
-// docMeta is what a filter looks at, as small ints.
+// docMeta is what a filter looks at, as small ints, and the rest of the
+// document's tier facts: its parent and the values of the mirrored
+// metadata keys.
 type docMeta struct {
 	id               string
 	inst, kind, tier int32 // indexes into vectors.names
 	status           int32
+	parent           string  // "" for none
+	meta             []int32 // per vectors.keys, an index into names or -1; nil when none is present
 }
+
+// docColumns are what addDocs reads of a document: its filter fields, its
+// parent, and a JSON object of its values of the mirrored keys.
+func (v *vectors) docColumns() string {
+	const base = "id, installation, source_kind, tier, status, coalesce(parent_id, ''), "
+	if len(v.keys) == 0 {
+		return base + "'{}'"
+	}
+	keys, _ := json.Marshal(v.keys)
+	return base + "(SELECT json_group_object(j.key, j.value) FROM json_each(documents.meta) j WHERE j.key IN (SELECT value FROM json_each(" +
+		sqlString(string(keys)) + ")))"
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // chunkRef is what a hit needs of a chunk: its id and its document's slot.
 type chunkRef struct {
@@ -59,7 +80,8 @@ type embIndex struct {
 // SearchText answers from. Both indexes follow the database through the
 // same catch-up.
 type vectors struct {
-	s *Store
+	s    *Store
+	keys []string // the metadata keys the mirror keeps, sorted (Options.MetaKeys)
 
 	syncMu      sync.Mutex // one catch-up at a time; guards the fields below it
 	db          *sql.DB    // one dedicated connection, for PRAGMA data_version
@@ -85,8 +107,8 @@ type vectors struct {
 	filterAll   bool
 }
 
-func newVectors(s *Store) *vectors {
-	v := &vectors{s: s}
+func newVectors(s *Store, metaKeys []string) *vectors {
+	v := &vectors{s: s, keys: slices.Compact(slices.Sorted(slices.Values(metaKeys)))}
 	v.reset()
 	return v
 }
@@ -182,7 +204,7 @@ func (v *vectors) load(ctx context.Context, tx *sql.Tx) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.reset()
-	rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE status != 'deleted'")
+	rows, err := tx.QueryContext(ctx, "SELECT "+v.docColumns()+" FROM documents WHERE status != 'deleted'")
 	if err != nil {
 		return unavailable("load documents of %s", v.s.path, err)
 	}
@@ -245,7 +267,7 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 	// Documents whose filter fields changed, and documents of new chunks.
 	if len(docs) > 0 {
 		if err := inBatches(docs, func(batch []string) error {
-			rows, err := tx.QueryContext(ctx, "SELECT id, installation, source_kind, tier, status FROM documents WHERE id IN ("+
+			rows, err := tx.QueryContext(ctx, "SELECT "+v.docColumns()+" FROM documents WHERE id IN ("+
 				placeholders(len(batch))+")", anys(batch)...)
 			if err != nil {
 				return unavailable("read changed documents of %s", v.s.path, err)
@@ -280,7 +302,7 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 	}
 	if maxSeq.Int64 > v.maxSeq {
 		// New chunks may belong to documents not seen yet.
-		rows, err := tx.QueryContext(ctx, `SELECT id, installation, source_kind, tier, status FROM documents
+		rows, err := tx.QueryContext(ctx, `SELECT `+v.docColumns()+` FROM documents
 			WHERE id IN (SELECT DISTINCT document_id FROM chunks WHERE seq > ?)`, v.maxSeq)
 		if err != nil {
 			return unavailable("read new documents of %s", v.s.path, err)
@@ -307,12 +329,25 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 func (v *vectors) addDocs(rows *sql.Rows) error {
 	defer rows.Close()
 	for rows.Next() {
-		var id, inst, kind, status string
+		var id, inst, kind, status, parent, meta string
 		var tier sql.NullString
-		if err := rows.Scan(&id, &inst, &kind, &tier, &status); err != nil {
+		if err := rows.Scan(&id, &inst, &kind, &tier, &status, &parent, &meta); err != nil {
 			return fmt.Errorf("read documents: %w", err)
 		}
-		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status)}
+		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status), parent: parent}
+		if meta != "{}" {
+			var values map[string]string
+			if err := json.Unmarshal([]byte(meta), &values); err != nil {
+				return fmt.Errorf("read metadata of %s: %w", id, err)
+			}
+			m.meta = make([]int32, len(v.keys))
+			for i, k := range v.keys {
+				m.meta[i] = -1
+				if val, ok := values[k]; ok {
+					m.meta[i] = v.name(val)
+				}
+			}
+		}
 		if slot, ok := v.docSlot[id]; ok {
 			v.docs[slot] = m
 		} else {
@@ -536,32 +571,70 @@ func filterKey(f ingestd.Filter) string {
 	return b.String()
 }
 
-// tiers answers Tiers from the in-memory document mirror once it is
+// facts answers TierFacts from the in-memory document mirror once it is
 // loaded, after the same catch-up a search makes, so the verdict of a
-// retrieval reads the tiers its search saw without another query. Ids the
-// mirror does not hold (or all of them, before the first load) come back
-// in missing for the caller to read from the database.
-func (v *vectors) tiers(ctx context.Context, ids []string) (map[string]ingestd.Tier, []string, error) {
+// retrieval reads the tiers its search saw without another query. It
+// returns each answered document's parent id in parents (nil when none
+// has one), and whether the facts carry their metadata (every key asked
+// for is mirrored). Ids the mirror does not hold (or all of them, before the first load), and
+// documents whose parent it does not hold (a deleted one), come back in
+// missing for the caller to read from the database.
+func (v *vectors) facts(ctx context.Context, ids, keys []string) (out map[string]ingestd.TierFacts, parents map[string]string, missing []string, withMeta bool, err error) {
+	out = make(map[string]ingestd.TierFacts, len(ids))
+	withMeta = true
+	for _, k := range keys {
+		if _, ok := slices.BinarySearch(v.keys, k); !ok {
+			withMeta = false
+		}
+	}
 	v.syncMu.Lock()
 	loaded := v.loaded
 	v.syncMu.Unlock()
 	if !loaded {
-		return map[string]ingestd.Tier{}, ids, nil
+		return out, parents, ids, withMeta, nil
 	}
 	if err := v.sync(ctx); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, false, err
 	}
-	out := make(map[string]ingestd.Tier, len(ids))
-	var missing []string
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	fact := func(d docMeta) ingestd.TierFacts {
+		f := ingestd.TierFacts{Installation: v.names[d.inst], SourceKind: v.names[d.kind], Tier: ingestd.Tier(v.names[d.tier])}
+		if withMeta && d.meta != nil {
+			for _, k := range keys {
+				i, _ := slices.BinarySearch(v.keys, k)
+				if d.meta[i] >= 0 {
+					if f.Meta == nil {
+						f.Meta = map[string]string{}
+					}
+					f.Meta[k] = v.names[d.meta[i]]
+				}
+			}
+		}
+		return f
+	}
 	for _, id := range ids {
 		slot, ok := v.docSlot[id]
 		if !ok {
 			missing = append(missing, id)
 			continue
 		}
-		out[id] = ingestd.Tier(v.names[v.docs[slot].tier])
+		d := v.docs[slot]
+		f := fact(d)
+		if d.parent != "" {
+			ps, ok := v.docSlot[d.parent]
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			pf := fact(v.docs[ps])
+			f.Parent = &pf
+			if parents == nil {
+				parents = map[string]string{}
+			}
+			parents[id] = d.parent
+		}
+		out[id] = f
 	}
-	return out, missing, nil
+	return out, parents, missing, withMeta, nil
 }

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"PutDocument/Idempotent", testPutIdempotent},
 		{"PutDocument/ChangedContentReplacesChunks", testPutReplaces},
 		{"PutDocument/TierOrStatusChange", testPutTierStatus},
+		{"PutDocument/SourceKindChange", testPutSourceKind},
 		{"PutDocument/Invalid", testPutInvalid},
 		{"Document/NotFound", testDocumentNotFound},
 		{"DeleteDocument/Tombstone", testDelete},
@@ -37,8 +38,10 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"DocumentRefs", testDocumentRefs},
 		{"Filters/Text", func(t *testing.T, s ingestd.Store) { testFilters(t, s, searchText) }},
 		{"Filters/Vector", func(t *testing.T, s ingestd.Store) { testFilters(t, s, searchVector) }},
-		{"Tiers", testTiers},
+		{"TierFacts", testTierFacts},
+		{"TierFacts/Parents", testTierFactsParents},
 		{"CountDocuments", testCountDocuments},
+		{"CountDocuments/MetaAndParents", testCountDocumentsMeta},
 		{"SearchText/Relevance", testSearchTextRelevance},
 		{"SearchText/QuerySyntaxIsText", testSearchTextSyntax},
 		{"SearchText/Limit", testSearchTextLimit},
@@ -61,6 +64,11 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		})
 	}
 }
+
+// MetaKeys are the metadata keys the suite asks TierFacts and
+// CountDocuments for: a store that keeps some keys' values in memory runs
+// the suite with them kept too.
+var MetaKeys = []string{"author_association", "content_type", "mailbox"}
 
 // Dims is the dimension of the vectors the suite writes.
 const Dims = 8
@@ -336,12 +344,12 @@ func testPutTierStatus(t *testing.T, s ingestd.Store) {
 	if !MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
 		t.Fatal("tier change: changed = false, want true")
 	}
-	tiers, err := s.Tiers(ctx(), []string{d.ID})
+	facts, err := s.TierFacts(ctx(), []string{d.ID}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tiers[d.ID] != ingestd.TierUntrustedExternal {
-		t.Fatalf("tier = %q after change", tiers[d.ID])
+	if facts[d.ID].Tier != ingestd.TierUntrustedExternal {
+		t.Fatalf("tier = %q after change", facts[d.ID].Tier)
 	}
 	views, err := s.DocumentChunks(ctx(), []string{d.ID})
 	if err != nil {
@@ -416,7 +424,7 @@ func testDelete(t *testing.T, s ingestd.Store) {
 	if views, err := s.DocumentChunks(ctx(), []string{d.ID}); err != nil || len(views) != 0 {
 		t.Fatalf("DocumentChunks after delete = %v, %v", views, err)
 	}
-	counts, err := s.CountDocuments(ctx())
+	counts, err := s.CountDocuments(ctx(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -613,62 +621,269 @@ func testFilters(t *testing.T, s ingestd.Store, search searchFunc) {
 	equalStrings(t, "after delete", docIDs(search(t, s, all)), pick("external", "machine", "undeclared", "unknown"))
 }
 
-func testTiers(t *testing.T, s ingestd.Store) {
+// factString renders facts for comparison: maps print sorted.
+func factString(f ingestd.TierFacts) string {
+	out := fmt.Sprintf("%s/%s/%q/%v", f.Installation, f.SourceKind, f.Tier, f.Meta)
+	if f.Parent != nil {
+		out += " parent " + factString(*f.Parent)
+	}
+	return out
+}
+
+// wantFacts compares TierFacts answers by factString.
+func wantFacts(t *testing.T, what string, got map[string]ingestd.TierFacts, want map[string]ingestd.TierFacts) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d facts, want %d: %v", what, len(got), len(want), got)
+	}
+	for id, w := range want {
+		g, ok := got[id]
+		if !ok {
+			t.Errorf("%s: no facts for %s", what, id)
+			continue
+		}
+		if factString(g) != factString(w) {
+			t.Errorf("%s: facts of %s = %s, want %s", what, id, factString(g), factString(w))
+		}
+	}
+}
+
+func testTierFacts(t *testing.T, s ingestd.Store) {
 	ids := filterFixtures(t, s)
-	got, err := s.Tiers(ctx(), []string{ids["internal"], ids["undeclared"], ids["unknown"], ids["external"], "dmissing"})
+	gh := Doc("repo", "issue-1", ingestd.TierTrustedInternal, "i1")
+	gh.SourceKind = "github"
+	gh.Meta = map[string]string{"author_association": "OWNER", "number": "1"}
+	MustPut(t, s, gh, Chunks(gh, 1, "an owner's issue"), nil)
+	gone := Doc("support", "gone.md", ingestd.TierUntrustedExternal, "g")
+	MustPut(t, s, gone, Chunks(gone, 2, "gone words"), nil)
+	if err := s.DeleteDocument(ctx(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	asked := []string{ids["internal"], ids["undeclared"], ids["unknown"], ids["external"], gh.ID, gone.ID, "dmissing"}
+	want := map[string]ingestd.TierFacts{
+		ids["internal"]:   {Installation: "handbook", SourceKind: "files", Tier: ingestd.TierTrustedInternal},
+		ids["undeclared"]: {Installation: "legacy", SourceKind: "files"},
+		ids["unknown"]:    {Installation: "partner", SourceKind: "url", Tier: "partner-v2"},
+		ids["external"]:   {Installation: "support", SourceKind: "imap", Tier: ingestd.TierUntrustedExternal},
+		gh.ID:             {Installation: "repo", SourceKind: "github", Tier: ingestd.TierTrustedInternal},
+		gone.ID:           {Installation: "support", SourceKind: "files", Tier: ingestd.TierUntrustedExternal},
+	}
+	withMeta := map[string]ingestd.TierFacts{}
+	for id, f := range want {
+		withMeta[id] = f
+	}
+	f := withMeta[gh.ID]
+	f.Meta = map[string]string{"author_association": "OWNER"}
+	withMeta[gh.ID] = f
+	// Before any search and after one: a store that answers from an
+	// in-memory index once it is loaded must answer the same.
+	for _, when := range []string{"before a search", "after a search"} {
+		got, err := s.TierFacts(ctx(), asked, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, "no keys, "+when, got, want)
+		got, err = s.TierFacts(ctx(), asked, []string{"author_association", "absent"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, "keys, "+when, got, withMeta)
+		got, err = s.TierFacts(ctx(), asked, []string{"author_association"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, "one key, "+when, got, withMeta)
+		searchVector(t, s, ingestd.Filter{})
+	}
+	if got, err := s.TierFacts(ctx(), nil, []string{"author_association"}); err != nil || len(got) != 0 {
+		t.Fatalf("TierFacts(nil) = %v, %v", got, err)
+	}
+	// A change of tier or metadata is seen at once.
+	gh2 := *gh
+	gh2.Tier, gh2.ContentHash = ingestd.TierUntrustedExternal, ingestd.ContentHash("i1 edited")
+	gh2.Meta = map[string]string{"author_association": "NONE"}
+	MustPut(t, s, &gh2, Chunks(&gh2, 1, "a stranger's issue now"), nil)
+	got, err := s.TierFacts(ctx(), []string{gh.ID}, []string{"author_association"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]ingestd.Tier{
-		ids["internal"]:   ingestd.TierTrustedInternal,
-		ids["undeclared"]: "",
-		ids["unknown"]:    "partner-v2",
-		ids["external"]:   ingestd.TierUntrustedExternal,
+	wantFacts(t, "after a change", got, map[string]ingestd.TierFacts{gh.ID: {Installation: "repo", SourceKind: "github",
+		Tier: ingestd.TierUntrustedExternal, Meta: map[string]string{"author_association": "NONE"}}})
+	// The metadata alone changes (another writer's rules stamp it alike).
+	gh3 := gh2
+	gh3.ContentHash = ingestd.ContentHash("i1 edited again")
+	gh3.Meta = map[string]string{"author_association": "MEMBER"}
+	MustPut(t, s, &gh3, Chunks(&gh3, 1, "a member's issue now"), nil)
+	got, err = s.TierFacts(ctx(), []string{gh.ID}, []string{"author_association"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(got) != len(want) {
-		t.Fatalf("Tiers = %v, want %v", got, want)
+	wantFacts(t, "after a metadata change", got, map[string]ingestd.TierFacts{gh.ID: {Installation: "repo", SourceKind: "github",
+		Tier: ingestd.TierUntrustedExternal, Meta: map[string]string{"author_association": "MEMBER"}}})
+}
+
+func testTierFactsParents(t *testing.T, s ingestd.Store) {
+	mail := Doc("support", "mail-1", ingestd.TierTrustedInternal, "m1")
+	mail.SourceKind = "imap"
+	mail.Meta = map[string]string{"mailbox": "Staff", "uid": "7"}
+	att := Doc("support", "mail-1#attachment/1/a.txt", ingestd.TierTrustedInternal, "a1")
+	att.SourceKind, att.ParentID = "imap", mail.ID
+	att.Meta = map[string]string{"mailbox": "Staff", "content_type": "text/plain"}
+	early := Doc("support", "mail-2#attachment/1/b.txt", ingestd.TierUntrustedExternal, "b1")
+	early.SourceKind, early.ParentID = "imap", ingestd.DocumentID("support", "mail-2") // its parent is not stored
+	for i, d := range []*ingestd.Document{mail, att, early} {
+		MustPut(t, s, d, Chunks(d, i, "mail words "+d.ExternalID), nil)
 	}
-	for id, tier := range want {
-		if tr, ok := got[id]; !ok || tr != tier {
-			t.Fatalf("Tiers[%s] = %q (present %v), want %q", id, tr, ok, tier)
+	keys := []string{"content_type", "mailbox"}
+	parent := &ingestd.TierFacts{Installation: "support", SourceKind: "imap", Tier: ingestd.TierTrustedInternal, Meta: map[string]string{"mailbox": "Staff"}}
+	want := map[string]ingestd.TierFacts{
+		mail.ID:  {Installation: "support", SourceKind: "imap", Tier: ingestd.TierTrustedInternal, Meta: map[string]string{"mailbox": "Staff"}},
+		att.ID:   {Installation: "support", SourceKind: "imap", Tier: ingestd.TierTrustedInternal, Meta: map[string]string{"mailbox": "Staff", "content_type": "text/plain"}, Parent: parent},
+		early.ID: {Installation: "support", SourceKind: "imap", Tier: ingestd.TierUntrustedExternal},
+	}
+	for _, when := range []string{"before a search", "after a search"} {
+		got, err := s.TierFacts(ctx(), []string{att.ID, early.ID, mail.ID}, keys)
+		if err != nil {
+			t.Fatal(err)
 		}
+		wantFacts(t, when, got, want)
+		// The parent alone is enough to read it; without keys no metadata.
+		got, err = s.TierFacts(ctx(), []string{att.ID}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFacts(t, when+", child alone", got, map[string]ingestd.TierFacts{att.ID: {Installation: "support", SourceKind: "imap",
+			Tier: ingestd.TierTrustedInternal, Parent: &ingestd.TierFacts{Installation: "support", SourceKind: "imap", Tier: ingestd.TierTrustedInternal}}})
+		searchVector(t, s, ingestd.Filter{})
 	}
-	if got, err := s.Tiers(ctx(), nil); err != nil || len(got) != 0 {
-		t.Fatalf("Tiers(nil) = %v, %v", got, err)
+	// A parent stamped again, then deleted, is still the child's parent.
+	mail2 := *mail
+	mail2.Tier, mail2.ContentHash = ingestd.TierUntrustedExternal, ingestd.ContentHash("m1 again")
+	MustPut(t, s, &mail2, Chunks(&mail2, 0, "mail words again"), nil)
+	if err := s.DeleteDocument(ctx(), mail.ID); err != nil {
+		t.Fatal(err)
 	}
+	got, err := s.TierFacts(ctx(), []string{att.ID}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[att.ID].Parent.Tier = ingestd.TierUntrustedExternal
+	wantFacts(t, "deleted parent", got, map[string]ingestd.TierFacts{att.ID: want[att.ID]})
+}
+
+// countString renders counts for comparison, sorted.
+func countStrings(counts []ingestd.DocumentCount) []string {
+	out := make([]string, len(counts))
+	for i, c := range counts {
+		out[i] = fmt.Sprintf("%s = %d", factString(c.TierFacts), c.Count)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func testCountDocuments(t *testing.T, s ingestd.Store) {
 	filterFixtures(t, s)
 	extra := Doc("support", "second.md", ingestd.TierUntrustedExternal, "x")
+	extra.SourceKind = "imap"
 	MustPut(t, s, extra, nil, nil)
 	rejected := Doc("support", "rejected.md", ingestd.TierUntrustedExternal, "r")
-	rejected.Status = ingestd.StatusRejected
+	rejected.SourceKind, rejected.Status = "imap", ingestd.StatusRejected
 	MustPut(t, s, rejected, nil, nil)
 	gone := Doc("support", "gone.md", ingestd.TierUntrustedExternal, "g")
+	gone.SourceKind = "imap"
 	MustPut(t, s, gone, nil, nil)
 	if err := s.DeleteDocument(ctx(), gone.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.CountDocuments(ctx())
+	got, err := s.CountDocuments(ctx(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(got, func(a, b ingestd.DocumentCount) int {
-		if c := strings.Compare(a.Installation, b.Installation); c != 0 {
-			return c
-		}
-		return strings.Compare(string(a.Tier), string(b.Tier))
-	})
 	want := []ingestd.DocumentCount{
-		{Installation: "bots", Tier: ingestd.TierMachineGenerated, Count: 1},
-		{Installation: "handbook", Tier: ingestd.TierTrustedInternal, Count: 1},
-		{Installation: "legacy", Tier: "", Count: 1},
-		{Installation: "partner", Tier: "partner-v2", Count: 1},
-		{Installation: "support", Tier: ingestd.TierUntrustedExternal, Count: 3},
+		{TierFacts: ingestd.TierFacts{Installation: "bots", SourceKind: "webhook", Tier: ingestd.TierMachineGenerated}, Count: 1},
+		{TierFacts: ingestd.TierFacts{Installation: "handbook", SourceKind: "files", Tier: ingestd.TierTrustedInternal}, Count: 1},
+		{TierFacts: ingestd.TierFacts{Installation: "legacy", SourceKind: "files", Tier: ""}, Count: 1},
+		{TierFacts: ingestd.TierFacts{Installation: "partner", SourceKind: "url", Tier: "partner-v2"}, Count: 1},
+		{TierFacts: ingestd.TierFacts{Installation: "support", SourceKind: "imap", Tier: ingestd.TierUntrustedExternal}, Count: 3},
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("CountDocuments = %+v, want %+v", got, want)
+	equalStrings(t, "CountDocuments", countStrings(got), countStrings(want))
+}
+
+func testCountDocumentsMeta(t *testing.T, s ingestd.Store) {
+	put := func(ext string, tier ingestd.Tier, meta map[string]string, parent string) *ingestd.Document {
+		d := Doc("repo", ext, tier, ext)
+		d.SourceKind, d.Meta = "github", meta
+		if parent != "" {
+			d.ParentID = ingestd.DocumentID("repo", parent)
+		}
+		MustPut(t, s, d, nil, nil)
+		return d
+	}
+	owner := map[string]string{"author_association": "OWNER", "number": "1"}
+	put("i1", ingestd.TierTrustedInternal, owner, "")
+	put("i2", ingestd.TierTrustedInternal, map[string]string{"number": "2", "author_association": "OWNER"}, "")
+	put("i3", ingestd.TierUntrustedExternal, map[string]string{"author_association": "NONE"}, "")
+	put("i4", ingestd.TierUntrustedExternal, nil, "")
+	put("i1#a", ingestd.TierTrustedInternal, owner, "i1")
+	put("i1#b", ingestd.TierTrustedInternal, owner, "i1")
+	put("i9#a", ingestd.TierUntrustedExternal, nil, "i9") // its parent is not stored
+
+	got, err := s.CountDocuments(ctx(), []string{"author_association"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh := func(tier ingestd.Tier, assoc string) ingestd.TierFacts {
+		f := ingestd.TierFacts{Installation: "repo", SourceKind: "github", Tier: tier}
+		if assoc != "" {
+			f.Meta = map[string]string{"author_association": assoc}
+		}
+		return f
+	}
+	withParent := gh(ingestd.TierTrustedInternal, "OWNER")
+	p := gh(ingestd.TierTrustedInternal, "OWNER")
+	withParent.Parent = &p
+	want := []ingestd.DocumentCount{
+		{TierFacts: gh(ingestd.TierTrustedInternal, "OWNER"), Count: 2},
+		{TierFacts: gh(ingestd.TierUntrustedExternal, "NONE"), Count: 1},
+		{TierFacts: gh(ingestd.TierUntrustedExternal, ""), Count: 2},
+		{TierFacts: withParent, Count: 2},
+	}
+	equalStrings(t, "CountDocuments with keys", countStrings(got), countStrings(want))
+
+	got, err = s.CountDocuments(ctx(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = gh(ingestd.TierTrustedInternal, "")
+	withParent = gh(ingestd.TierTrustedInternal, "")
+	withParent.Parent = &p
+	want = []ingestd.DocumentCount{
+		{TierFacts: gh(ingestd.TierTrustedInternal, ""), Count: 2},
+		{TierFacts: gh(ingestd.TierUntrustedExternal, ""), Count: 3},
+		{TierFacts: withParent, Count: 2},
+	}
+	equalStrings(t, "CountDocuments without keys", countStrings(got), countStrings(want))
+}
+
+func testPutSourceKind(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	MustPut(t, s, d, Chunks(d, 0, "some words"), nil)
+	// The installation's kind changed in the configuration and the new
+	// connector writes the same content: the document must carry its new
+	// kind, or it would stay orphaned.
+	d.SourceKind = "url"
+	if !MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
+		t.Fatal("source kind change: changed = false, want true")
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SourceKind != "url" {
+		t.Fatalf("source kind = %q after change", got.SourceKind)
+	}
+	if MustPut(t, s, d, Chunks(d, 0, "some words"), nil) {
+		t.Fatal("same kind again: changed = true, want false")
 	}
 }
 

@@ -658,8 +658,11 @@ type ProvenanceReport struct {
 	Tiers                 []*TierShare           `protobuf:"bytes,6,rep,name=tiers,proto3" json:"tiers,omitempty"`
 	Installations         []*InstallationReport  `protobuf:"bytes,7,rep,name=installations,proto3" json:"installations,omitempty"`
 	Policy                *ReportPolicy          `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Documents whose installation is no longer configured (or is configured
+	// with another connector kind): they count as untrusted-external.
+	Orphaned      int64 `protobuf:"varint,9,opt,name=orphaned,proto3" json:"orphaned,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProvenanceReport) Reset() {
@@ -748,6 +751,13 @@ func (x *ProvenanceReport) GetPolicy() *ReportPolicy {
 	return nil
 }
 
+func (x *ProvenanceReport) GetOrphaned() int64 {
+	if x != nil {
+		return x.Orphaned
+	}
+	return 0
+}
+
 var File_ingestd_v1_retrieval_proto protoreflect.FileDescriptor
 
 const file_ingestd_v1_retrieval_proto_rawDesc = "" +
@@ -808,7 +818,7 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\tdocuments\x18\x04 \x01(\x03R\tdocuments\x12+\n" +
 	"\x05tiers\x18\x05 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\"3\n" +
 	"\fReportPolicy\x12#\n" +
-	"\rfirewall_mode\x18\x01 \x01(\tR\ffirewallMode\"\xf2\x02\n" +
+	"\rfirewall_mode\x18\x01 \x01(\tR\ffirewallMode\"\x8e\x03\n" +
 	"\x10ProvenanceReport\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x1a\n" +
 	"\bdeclared\x18\x02 \x01(\x03R\bdeclared\x12\x1e\n" +
@@ -819,7 +829,8 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x17externally_authored_pct\x18\x05 \x01(\x01R\x15externallyAuthoredPct\x12+\n" +
 	"\x05tiers\x18\x06 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\x12D\n" +
 	"\rinstallations\x18\a \x03(\v2\x1e.ingestd.v1.InstallationReportR\rinstallations\x120\n" +
-	"\x06policy\x18\b \x01(\v2\x18.ingestd.v1.ReportPolicyR\x06policy2\xae\x01\n" +
+	"\x06policy\x18\b \x01(\v2\x18.ingestd.v1.ReportPolicyR\x06policy\x12\x1a\n" +
+	"\borphaned\x18\t \x01(\x03R\borphaned2\xae\x01\n" +
 	"\x10RetrievalService\x12J\n" +
 	"\bRetrieve\x12\x1b.ingestd.v1.RetrieveRequest\x1a\x1c.ingestd.v1.RetrieveResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +

@@ -25,6 +25,10 @@ type Doc struct {
 	Status       ingestd.Status
 	Chunks       []string // one chunk per entry, ordinals in order
 	Links        []Link   // outgoing, by external id in the same installation
+	Meta         map[string]string
+	// Parent is the external id, in the same installation, of the
+	// document this one was derived from.
+	Parent string
 }
 
 // Link is an outgoing link of a Doc.
@@ -53,9 +57,12 @@ func Put(ctx context.Context, s ingestd.Store, e ingestd.Embedder, docs ...Doc) 
 		uri := "test://" + d.Installation + "/" + d.ExternalID
 		doc := &ingestd.Document{
 			ID: id, Installation: d.Installation, ExternalID: d.ExternalID, SourceKind: kind, ItemKind: "file",
-			URI: uri, Title: d.Title, Tier: d.Tier, Status: status,
+			URI: uri, Title: d.Title, Tier: d.Tier, Status: status, Meta: d.Meta,
 			ContentHash: ingestd.ContentHash(append([]string{d.Title, string(d.Tier), string(status)}, d.Chunks...)...),
 			CreatedAt:   time.Unix(1_700_000_000, 0).UTC(), UpdatedAt: time.Unix(1_700_000_000, 0).UTC(),
+		}
+		if d.Parent != "" {
+			doc.ParentID = ingestd.DocumentID(d.Installation, d.Parent)
 		}
 		vecs, err := e.Embed(ctx, d.Chunks)
 		if err != nil {

@@ -71,13 +71,17 @@ func Acceptance() []Doc {
 		MemberComment, DeletedComment, Migration, MongoProposal, PartnerBrief, PrinterGuide}
 }
 
-// Installations are the configured installations of the acceptance corpus
-// ("partner" and "legacy" hold documents but are not configured).
+// Installations are the configured installations of the acceptance corpus.
+// "legacy" holds documents stamped before tiers existed (undeclared) and
+// "partner" one with a stamp this build does not know; both are now
+// declared trusted-internal.
 func Installations() []ingestd.Installation {
 	return []ingestd.Installation{
 		{ID: "handbook", Kind: "files", Tier: ingestd.TierTrustedInternal},
 		{ID: "support", Kind: "imap", Tier: ingestd.TierUntrustedExternal},
 		{ID: "repo", Kind: "github", Tier: ingestd.TierTrustedInternal},
+		{ID: "legacy", Kind: "files", Tier: ingestd.TierTrustedInternal},
+		{ID: "partner", Kind: "files", Tier: ingestd.TierTrustedInternal},
 	}
 }
 

@@ -32,23 +32,18 @@ func NewSynthetic(chunks int, seed uint64) *Synthetic {
 		return strings.Join(w, " ")
 	}
 	const perDoc = 4
-	insts := []struct {
-		id, kind string
-		tier     ingestd.Tier
-	}{
-		{"handbook", "files", ingestd.TierTrustedInternal},
-		{"repo", "github", ingestd.TierTrustedInternal},
-		{"support", "imap", ingestd.TierUntrustedExternal},
-		{"legacy", "files", ""},
-		{"bots", "webhook", ingestd.TierMachineGenerated},
-	}
+	insts := SyntheticInstallations(false)
 	s := &Synthetic{}
 	n := (chunks + perDoc - 1) / perDoc
 	for i := range n {
 		in := insts[i%len(insts)]
-		d := Doc{Installation: in.id, Kind: in.kind, ExternalID: fmt.Sprintf("doc-%06d", i), Title: words(4), Tier: in.tier}
-		if in.id == "repo" && r.IntN(4) == 0 {
-			d.Tier = ingestd.TierUntrustedExternal // a stranger's comment in a member's repo
+		d := Doc{Installation: in.ID, Kind: in.Kind, ExternalID: fmt.Sprintf("doc-%06d", i), Title: words(4), Tier: in.Tier}
+		if in.ID == "repo" {
+			d.Meta = map[string]string{"author_association": "MEMBER"}
+			if r.IntN(4) == 0 {
+				d.Tier = ingestd.TierUntrustedExternal // a stranger's comment in a member's repo
+				d.Meta["author_association"] = "NONE"
+			}
 		}
 		if r.IntN(30) == 0 {
 			d.Status = ingestd.StatusRejected
@@ -75,6 +70,26 @@ func NewSynthetic(chunks int, seed uint64) *Synthetic {
 		s.Queries = append(s.Queries, words(2+r.IntN(3)))
 	}
 	return s
+}
+
+// SyntheticInstallations are the installations of the synthetic corpus,
+// as its documents were stamped. With tierBy, "repo" is declared as a
+// public repository would be — untrusted-external, with
+// tier_by_author_association trusting its members — which judges its
+// documents alike but makes every tier lookup read their metadata.
+func SyntheticInstallations(tierBy bool) []ingestd.Installation {
+	insts := []ingestd.Installation{
+		{ID: "handbook", Kind: "files", Tier: ingestd.TierTrustedInternal},
+		{ID: "repo", Kind: "github", Tier: ingestd.TierTrustedInternal},
+		{ID: "support", Kind: "imap", Tier: ingestd.TierUntrustedExternal},
+		{ID: "legacy", Kind: "files"}, // configured before tiers existed
+		{ID: "bots", Kind: "webhook", Tier: ingestd.TierMachineGenerated},
+	}
+	if tierBy {
+		insts[1].Tier = ingestd.TierUntrustedExternal
+		insts[1].TierByMeta = map[string]map[string]ingestd.Tier{"author_association": {"MEMBER": ingestd.TierTrustedInternal}}
+	}
+	return insts
 }
 
 // vocabulary makes n distinct pronounceable words.

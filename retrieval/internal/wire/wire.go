@@ -94,7 +94,7 @@ func chunksFromProto(cs []*ingestdv1.Chunk) []retrieval.Chunk {
 // ReportToProto converts the corpus report.
 func ReportToProto(r provenance.Report) *ingestdv1.ProvenanceReport {
 	m := &ingestdv1.ProvenanceReport{
-		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared),
+		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared), Orphaned: int64(r.Orphaned),
 		ExternallyAuthored: int64(r.ExternallyAuthored), ExternallyAuthoredPct: r.ExternallyAuthoredPct,
 		Tiers:  sharesToProto(r.Tiers),
 		Policy: &ingestdv1.ReportPolicy{FirewallMode: r.Policy.FirewallMode},
@@ -110,7 +110,7 @@ func ReportToProto(r provenance.Report) *ingestdv1.ProvenanceReport {
 // ReportFromProto converts a report message.
 func ReportFromProto(m *ingestdv1.ProvenanceReport) provenance.Report {
 	r := provenance.Report{
-		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()),
+		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()), Orphaned: int(m.GetOrphaned()),
 		ExternallyAuthored: int(m.GetExternallyAuthored()), ExternallyAuthoredPct: m.GetExternallyAuthoredPct(),
 		Tiers: sharesFromProto(m.GetTiers()), Installations: []provenance.InstallationReport{},
 		Policy: provenance.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode()},
