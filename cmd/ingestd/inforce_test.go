@@ -93,16 +93,6 @@ func mustWiki(t *testing.T, c wikiConfig) {
 	}
 }
 
-func mustWrite(t *testing.T, p, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func mustSearch(t *testing.T, cfg string, args ...string) retrieval.Response {
 	t.Helper()
 	code, out, errs := runCmd(t, append([]string{"search", "quarterly budget memo travel", "--config", cfg, "--json"}, args...)...)

@@ -76,7 +76,7 @@ func TestIngestURLStaysOnSite(t *testing.T) {
 			t.Errorf("POST /v1/installations/docs/urls %s: ids %v, error %v; want a refusal by rule site", path, ids, err)
 		}
 	}
-	if counts, err := a.store.CountDocuments(context.Background()); err != nil || len(counts) != 0 {
+	if counts, err := a.store.CountDocuments(context.Background(), nil); err != nil || len(counts) != 0 {
 		t.Errorf("documents stored after refusals: %v (%v), want none", counts, err)
 	}
 	if got := offSite.Load(); got != 0 {
