@@ -109,7 +109,7 @@ func testFailover(t *testing.T, store storeSetup) {
 
 // streamLeader returns the index of the node leading the job stream,
 // waiting while it has none.
-func (c *cluster) streamLeader(t *testing.T, js jetstream.JetStream) int {
+func (c *cluster) streamLeader(t testing.TB, js jetstream.JetStream) int {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -133,7 +133,7 @@ func (c *cluster) streamLeader(t *testing.T, js jetstream.JetStream) int {
 // watchReady polls the process's /readyz until it is 200 and says what
 // it answered before: whether it was seen waiting for the job stream.
 // It fails the test if the process exits or is not ready in two minutes.
-func (c *cluster) watchReady(t *testing.T, name string) string {
+func (c *cluster) watchReady(t testing.TB, name string) string {
 	t.Helper()
 	waiting := 0
 	deadline := time.Now().Add(2 * time.Minute)
@@ -165,7 +165,7 @@ func (c *cluster) watchReady(t *testing.T, name string) string {
 }
 
 // jobsDone reads from the process's /metrics how many jobs it ran to an ack.
-func (c *cluster) jobsDone(t *testing.T, name string) int {
+func (c *cluster) jobsDone(t testing.TB, name string) int {
 	t.Helper()
 	code, body := c.get(name, "/metrics")
 	if code != http.StatusOK {
@@ -199,7 +199,7 @@ type deliveries struct {
 	failures []string    // deliveries that ended otherwise
 }
 
-func startDeliveries(t *testing.T, c *cluster, to string, n int, interval time.Duration) *deliveries {
+func startDeliveries(t testing.TB, c *cluster, to string, n int, interval time.Duration) *deliveries {
 	t.Helper()
 	tmpl := readIssuePayload(t)
 	d := &deliveries{done: make(chan struct{}), accepted: make([]time.Time, n)}
@@ -266,7 +266,7 @@ func (d *deliveries) deliver(c *cluster, to string, i int, tmpl map[string]any) 
 
 // wait waits for every delivery to end, fails the test for any that did
 // not get its 202, and returns how many did.
-func (d *deliveries) wait(t *testing.T) int {
+func (d *deliveries) wait(t testing.TB) int {
 	t.Helper()
 	<-d.done
 	d.mu.Lock()

@@ -56,15 +56,15 @@ const (
 
 // storeSetup points a cluster's processes at a store and gives the test a
 // way to read it.
-type storeSetup func(t *testing.T, c *cluster)
+type storeSetup func(t testing.TB, c *cluster)
 
-func sqliteStore(t *testing.T, c *cluster) {
+func sqliteStore(t testing.TB, c *cluster) {
 	c.storeYAML = "{driver: sqlite}"
 	path := filepath.Join(c.dir, "data", "ingestd.db")
 	c.openDB = func() (*sql.DB, error) { return sql.Open("sqlite3", "file:"+path+"?mode=ro&_busy_timeout=5000") }
 }
 
-func postgresStore(t *testing.T, c *cluster) {
+func postgresStore(t testing.TB, c *cluster) {
 	dbURL := pgtest.MustCreateDB(t, pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL)))
 	c.storeYAML = "{driver: postgres, url_env: " + multiprocPostgresEnv + "}"
 	c.env = append(os.Environ(), multiprocPostgresEnv+"="+dbURL)
@@ -106,7 +106,7 @@ func testNATSRestarted(t *testing.T, store storeSetup) {
 }
 
 // queueSync asks the api to queue a sync pass of the docs installation.
-func (c *cluster) queueSync(t *testing.T) {
+func (c *cluster) queueSync(t testing.TB) {
 	t.Helper()
 	resp, err := http.Post("http://"+c.listen["api"]+"/v1/installations/docs/sync", "application/json", nil)
 	if err != nil {
@@ -131,7 +131,7 @@ type cluster struct {
 
 // clusterSpec says what startCluster runs.
 type clusterSpec struct {
-	nodes    int      // nats-server processes: 1, or 3 routed into a cluster (replicas 3)
+	nodes    int      // nats-server processes: 1, or 3 routed into a cluster (replicas 3); 0 runs the api as --role all on the embedded server
 	docs     int      // files in the docs installation
 	workers  []string // worker processes started with the api
 	spares   []string // further worker configs, for processes the test starts later
@@ -152,7 +152,7 @@ var multiprocSpec = clusterSpec{nodes: 1, docs: multiprocDocs,
 	workers: []string{"worker-1", "worker-2", "worker-3"}, spares: []string{"worker-4"}}
 
 // needNATSServer returns the nats-server binary the test runs, or skips.
-func needNATSServer(t *testing.T) string {
+func needNATSServer(t testing.TB) string {
 	t.Helper()
 	natsBin := os.Getenv("INGESTD_TEST_NATS_SERVER")
 	if natsBin == "" {
@@ -164,7 +164,7 @@ func needNATSServer(t *testing.T) string {
 	return natsBin
 }
 
-func startCluster(t *testing.T, store storeSetup, spec clusterSpec) *cluster {
+func startCluster(t testing.TB, store storeSetup, spec clusterSpec) *cluster {
 	natsBin := needNATSServer(t)
 	dir := t.TempDir()
 	c := &cluster{dir: dir, natsBin: natsBin, spec: spec, listen: map[string]string{}, procs: map[string]*proc{}}
@@ -187,7 +187,11 @@ func startCluster(t *testing.T, store storeSetup, spec clusterSpec) *cluster {
 		c.writeConfig(t, name)
 	}
 	c.ingestd(t, "migrate", "--config", c.config("api"))
-	c.start(t, "api", "api")
+	if spec.nodes == 0 {
+		c.start(t, "api", "all")
+	} else {
+		c.start(t, "api", "api")
+	}
 	for _, w := range spec.workers {
 		c.start(t, w, "worker")
 	}
@@ -196,7 +200,7 @@ func startCluster(t *testing.T, store storeSetup, spec clusterSpec) *cluster {
 }
 
 // waitReady waits until the process answers /readyz with 200.
-func (c *cluster) waitReady(t *testing.T, name string) {
+func (c *cluster) waitReady(t testing.TB, name string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -226,7 +230,7 @@ func (c *cluster) get(name, path string) (int, string) {
 
 // startNode starts (or restarts, on the same ports and store) nats-server
 // node i: with three nodes, routed to the other two as cluster "ingestd".
-func (c *cluster) startNode(t *testing.T, i int) {
+func (c *cluster) startNode(t testing.TB, i int) {
 	t.Helper()
 	n := c.nodes[i]
 	args := []string{"-n", n.name, "-js", "-sd", filepath.Join(c.dir, n.name), "-a", "127.0.0.1", "-p", strconv.Itoa(n.port),
@@ -263,7 +267,7 @@ func (c *cluster) natsURL() string {
 
 func (c *cluster) config(name string) string { return filepath.Join(c.dir, name+".yaml") }
 
-func (c *cluster) writeConfig(t *testing.T, name string) {
+func (c *cluster) writeConfig(t testing.TB, name string) {
 	t.Helper()
 	c.listen[name] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	replicas := 1
@@ -278,11 +282,16 @@ func (c *cluster) writeConfig(t *testing.T, name string) {
     webhook: {flavor: github, secret_env: %s}
 `, multiprocWebhookSecretEnv)
 	}
+	natsYAML := fmt.Sprintf(`{url: %q, user: %s, password_env: %s, job_key_env: %s, replicas: %d,
+       max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4%s}`,
+		c.natsURL(), multiprocNATSUser, multiprocPasswordEnv, multiprocJobKeyEnv, replicas, c.spec.natsYAML)
+	if len(c.nodes) == 0 {
+		natsYAML = "{max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4" + c.spec.natsYAML + "}"
+	}
 	cfg := fmt.Sprintf(`data_dir: ./data
 listen: %s
 store: %s
-nats: {url: %q, user: %s, password_env: %s, job_key_env: %s, replicas: %d,
-       max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4%s}
+nats: %s
 embedder: {kind: lexical, dims: 64}
 firewall: {mode: enforce}
 log: {format: json, level: info}
@@ -291,20 +300,20 @@ installations:
     kind: files
     tier: trusted-internal
     files: {root: ./docs, include: ["**/*.md"]}
-%s`, c.listen[name], c.storeYAML, c.natsURL(), multiprocNATSUser, multiprocPasswordEnv, multiprocJobKeyEnv, replicas, c.spec.natsYAML, hooks)
+%s`, c.listen[name], c.storeYAML, natsYAML, hooks)
 	if err := os.WriteFile(c.config(name), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // start runs `ingestd serve --role role` as the process name.
-func (c *cluster) start(t *testing.T, name, role string) {
+func (c *cluster) start(t testing.TB, name, role string) {
 	t.Helper()
 	c.procs[name] = startProc(t, filepath.Join(c.dir, name+".log"), c.env, c.bin, "serve", "--role", role, "--config", c.config(name))
 }
 
 // ingestd runs a one-shot subcommand.
-func (c *cluster) ingestd(t *testing.T, args ...string) {
+func (c *cluster) ingestd(t testing.TB, args ...string) {
 	t.Helper()
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = c.env
@@ -314,7 +323,7 @@ func (c *cluster) ingestd(t *testing.T, args ...string) {
 	}
 }
 
-func (c *cluster) db(t *testing.T) *sql.DB {
+func (c *cluster) db(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := c.openDB()
 	if err != nil {
@@ -325,11 +334,11 @@ func (c *cluster) db(t *testing.T) *sql.DB {
 }
 
 // stored counts the active documents of the docs installation.
-func (c *cluster) stored(t *testing.T, db *sql.DB) int { return c.count(t, db, "docs") }
+func (c *cluster) stored(t testing.TB, db *sql.DB) int { return c.count(t, db, "docs") }
 
 // count counts an installation's active documents (0 while the database
 // is not migrated or busy).
-func (c *cluster) count(t *testing.T, db *sql.DB, installation string) int {
+func (c *cluster) count(t testing.TB, db *sql.DB, installation string) int {
 	t.Helper()
 	var n int
 	q := `SELECT count(*) FROM documents WHERE installation = '` + installation + `' AND status = 'active'`
@@ -339,7 +348,7 @@ func (c *cluster) count(t *testing.T, db *sql.DB, installation string) int {
 	return n
 }
 
-func (c *cluster) waitStored(t *testing.T, n int) {
+func (c *cluster) waitStored(t testing.TB, n int) {
 	t.Helper()
 	db := c.db(t)
 	deadline := time.Now().Add(5 * time.Minute)
@@ -382,7 +391,7 @@ func (c *cluster) queueState(ctx context.Context, js jetstream.JetStream) (queue
 // check waits until every document (the docs installation's, and
 // hooks webhook documents) is stored and the job stream is empty, then
 // checks that nothing is missing, doubled or dead.
-func (c *cluster) check(t *testing.T, hooks int) {
+func (c *cluster) check(t testing.TB, hooks int) {
 	t.Helper()
 	js := c.jetstream(t)
 	ctx := context.Background()
@@ -447,7 +456,7 @@ func (c *cluster) check(t *testing.T, hooks int) {
 // jetstream connects the test to the nats-servers (checking first that
 // they refuse a client without credentials) to read the queue's state.
 // It opens no Queue: that would update the streams to the test's options.
-func (c *cluster) jetstream(t *testing.T) jetstream.JetStream {
+func (c *cluster) jetstream(t testing.TB) jetstream.JetStream {
 	t.Helper()
 	if nc, err := Connect(c.natsURL(), ConnectOptions{Name: "multiproc-stranger"}); err == nil {
 		nc.Close()
@@ -465,7 +474,7 @@ func (c *cluster) jetstream(t *testing.T) jetstream.JetStream {
 	return js
 }
 
-func (c *cluster) dumpLogs(t *testing.T) {
+func (c *cluster) dumpLogs(t testing.TB) {
 	t.Helper()
 	var names []string
 	for _, n := range c.nodes {
@@ -491,7 +500,7 @@ type proc struct {
 
 // startProc starts bin with env (nil: the test's own environment), its
 // output to logPath, and stops it when the test ends.
-func startProc(t *testing.T, logPath string, env []string, bin string, args ...string) *proc {
+func startProc(t testing.TB, logPath string, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -511,7 +520,7 @@ func startProc(t *testing.T, logPath string, env []string, bin string, args ...s
 }
 
 // kill signals the process and waits for it (SIGKILL after 20s).
-func (p *proc) kill(t *testing.T, sig syscall.Signal) {
+func (p *proc) kill(t testing.TB, sig syscall.Signal) {
 	select {
 	case <-p.done:
 		return
@@ -536,7 +545,7 @@ var built struct {
 
 // ingestdBinary builds cmd/ingestd once for every test of the package
 // (TestMain removes it).
-func ingestdBinary(t *testing.T) string {
+func ingestdBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		if built.dir, built.err = os.MkdirTemp("", "ingestd-bin-"); built.err != nil {
@@ -573,7 +582,7 @@ func freePort(t testing.TB) int {
 }
 
 // writeDocs writes n markdown files in nested folders.
-func writeDocs(t *testing.T, root string, n int) {
+func writeDocs(t testing.TB, root string, n int) {
 	t.Helper()
 	for i, it := range benchItems(n) {
 		path := filepath.Join(root, fmt.Sprintf("d%02d", i%20), it.ExternalID)
