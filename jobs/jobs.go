@@ -2,7 +2,9 @@
 // streams and the shared durable consumer, the embedded server, the
 // publisher (with Nats-Msg-Id dedupe), the worker loop (in-progress acks,
 // nak with backoff, dead letters), the leaderless scheduler and the
-// per-installation sync lease.
+// per-installation sync lease. OpenWait opens it at start, waiting out a
+// cluster that has no JetStream leader yet; the queue's state is exported
+// as Prometheus metrics (metrics.go).
 //
 // It moves jobs; it never ingests, stamps or fences anything itself (that is
 // package pipeline, behind the handler RunWorker is given) and never reads
