@@ -137,6 +137,7 @@ type clusterSpec struct {
 	spares   []string // further worker configs, for processes the test starts later
 	natsYAML string   // more keys for the nats block
 	webhooks bool     // configure the hooks installation (GitHub flavour)
+	dims     int      // the lexical embedder's dimensions (default 64)
 }
 
 // natsNode is one nats-server process and its ports.
@@ -288,11 +289,15 @@ func (c *cluster) writeConfig(t testing.TB, name string) {
 	if len(c.nodes) == 0 {
 		natsYAML = "{max_deliver: 10, ack_wait: 5s, lease_ttl: 10s, concurrency: 4" + c.spec.natsYAML + "}"
 	}
+	dims := c.spec.dims
+	if dims == 0 {
+		dims = 64
+	}
 	cfg := fmt.Sprintf(`data_dir: ./data
 listen: %s
 store: %s
 nats: %s
-embedder: {kind: lexical, dims: 64}
+embedder: {kind: lexical, dims: %d}
 firewall: {mode: enforce}
 log: {format: json, level: info}
 installations:
@@ -300,7 +305,7 @@ installations:
     kind: files
     tier: trusted-internal
     files: {root: ./docs, include: ["**/*.md"]}
-%s`, c.listen[name], c.storeYAML, natsYAML, hooks)
+%s`, c.listen[name], c.storeYAML, natsYAML, dims, hooks)
 	if err := os.WriteFile(c.config(name), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
