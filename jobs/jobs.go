@@ -2,7 +2,9 @@
 // streams and the shared durable consumer, the embedded server, the
 // publisher (with Nats-Msg-Id dedupe), the worker loop (in-progress acks,
 // nak with backoff, dead letters), the leaderless scheduler and the
-// per-installation sync lease.
+// per-installation sync lease. OpenWait opens it at start, waiting out a
+// cluster that has no JetStream leader yet; the queue's state is exported
+// as Prometheus metrics (metrics.go).
 //
 // It moves jobs; it never ingests, stamps or fences anything itself (that is
 // package pipeline, behind the handler RunWorker is given) and never reads
@@ -124,7 +126,10 @@ type Options struct {
 	// for a rotation: add the new key here everywhere, then make it the
 	// JobKey (and the old one accepted) everywhere, then drop the old one.
 	AcceptJobKeys [][]byte
-	// Registerer receives ingestd_jobs_refused_total; nil means no metrics.
+	// Registerer receives the queue's metrics (see metrics.go: jobs
+	// processed, refused and their durations, the last successful sync,
+	// and the queue's depth, redeliveries and dead letters read from
+	// JetStream at each scrape); nil means no metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 	Now        func() time.Time
@@ -189,8 +194,7 @@ type Queue struct {
 	o      Options
 	log    *slog.Logger
 	keys   keys
-	// refused counts jobs workers refused, by reason.
-	refused *prometheus.CounterVec
+	m      *metrics
 }
 
 // Open creates or updates the streams, the shared consumer and the KV
@@ -203,18 +207,9 @@ func Open(ctx context.Context, nc *nats.Conn, o *Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ingestd_jobs_refused_total",
-		Help: "Jobs a worker refused before running them (dead-lettered), by reason: unsigned, bad_signature, undecodable, subject_mismatch, unknown_installation.",
-	}, []string{"reason"})
-	if opts.Registerer != nil {
-		if err := opts.Registerer.Register(refused); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, fmt.Errorf("register metrics: %w", err)
-			}
-			refused = are.ExistingCollector.(*prometheus.CounterVec)
-		}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	js, err := jetstream.New(nc,
@@ -225,9 +220,17 @@ func Open(ctx context.Context, nc *nats.Conn, o *Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	q := &Queue{nc: nc, js: js, o: opts, log: log, keys: k, refused: refused}
+	q := &Queue{nc: nc, js: js, o: opts, log: log, keys: k, m: m}
 	if err := q.setup(ctx); err != nil {
 		return nil, err
+	}
+	if opts.Registerer != nil {
+		// The first queue of a registry reports the state; a second one
+		// (tests) would report the same stream.
+		var are prometheus.AlreadyRegisteredError
+		if err := opts.Registerer.Register(stateCollector{q}); err != nil && !errors.As(err, &are) {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
 	}
 	return q, nil
 }

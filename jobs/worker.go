@@ -177,7 +177,7 @@ func (w *worker) handle(msg jetstream.Msg) {
 	}
 	job, reason, err := w.admit(msg)
 	if reason != "" {
-		w.q.refused.WithLabelValues(strings.ReplaceAll(reason, " ", "_")).Inc()
+		w.q.m.refused.WithLabelValues(strings.ReplaceAll(reason, " ", "_")).Inc()
 		w.dead(msg, md, job, reason, err)
 		return
 	}
@@ -203,7 +203,9 @@ func (w *worker) handle(msg jetstream.Msg) {
 			}
 		}()
 	}
+	began := time.Now()
 	err = w.h(ctx, job)
+	q.m.duration.WithLabelValues(job.Kind).Observe(time.Since(began).Seconds())
 	w.settle(msg, md, job, err)
 }
 
@@ -236,20 +238,29 @@ func (w *worker) admit(msg jetstream.Msg) (job ingestd.Job, reason string, err e
 // settle acks, naks or dead-letters a job by the handler's result.
 func (w *worker) settle(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingestd.Job, err error) {
 	q := w.q
+	count := func(result string) { q.m.processed.WithLabelValues(job.Kind, result).Inc() }
 	switch {
 	case err == nil:
+		count(ResultOK)
+		if job.Kind == ingestd.JobSync {
+			q.m.lastSync.WithLabelValues(job.Installation).Set(float64(q.o.Now().Unix()))
+		}
 		if aerr := msg.Ack(); aerr != nil {
 			// The job is done; the server redelivers it and the pipeline
 			// finds it unchanged.
 			q.log.Warn("worker.ack_failed", "subject", msg.Subject(), "error", aerr.Error())
 		}
 	case ingestd.ErrorCode(err) == ingestd.EINVALID:
+		count(ResultDeadLetter)
 		w.dead(msg, md, job, "", err)
 	case w.draining.Err() != nil:
+		count(ResultHandedBack)
 		_ = msg.Nak() // draining: another worker takes it now
 	case int(md.NumDelivered) >= q.o.MaxDeliver:
+		count(ResultDeadLetter)
 		w.dead(msg, md, job, "", err)
 	default:
+		count(ResultRetry)
 		delay := q.o.BackOff[min(int(md.NumDelivered), len(q.o.BackOff))-1]
 		q.log.Warn("worker.job_failed", "subject", msg.Subject(), "delivery", md.NumDelivered,
 			"retry_in", delay.String(), "error", err.Error())

@@ -90,6 +90,10 @@ type NATSConfig struct {
 	MaxMsgSize  int32    `yaml:"max_msg_size"`
 	MaxBytes    int64    `yaml:"max_bytes"`
 	LeaseTTL    Duration `yaml:"lease_ttl"`
+	// StartupTimeout bounds how long a starting process waits for NATS
+	// and the job stream (a cluster forming, a leader election) before it
+	// exits (default 2m).
+	StartupTimeout Duration `yaml:"startup_timeout"`
 
 	line  int            // the line of the nats key
 	lines map[string]int // the line of each key inside it

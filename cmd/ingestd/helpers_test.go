@@ -25,11 +25,23 @@ type served struct {
 	stopped bool
 }
 
-var listenRE = regexp.MustCompile(`msg=serve.listening addr=(\S+)`)
+// serve.listening is logged once every route works; serve.started as soon
+// as the API answers, before the job queue is open.
+var (
+	listenRE  = regexp.MustCompile(`msg=serve.listening addr=(\S+)`)
+	startedRE = regexp.MustCompile(`msg=serve.started addr=(\S+)`)
+)
 
 // startServe starts the binary and waits for its listening address; the
 // process is stopped with SIGTERM at cleanup and must exit cleanly.
 func startServe(t *testing.T, bin, cfg string, extra ...string) *served {
+	t.Helper()
+	return launchServe(t, listenRE, bin, cfg, extra...)
+}
+
+// launchServe starts the binary and waits for the address re finds in
+// its log.
+func launchServe(t *testing.T, re *regexp.Regexp, bin, cfg string, extra ...string) *served {
 	t.Helper()
 	s := &served{cmd: exec.Command(bin, append([]string{"serve", "--config", cfg}, extra...)...)}
 	stderr, err := s.cmd.StderrPipe()
@@ -47,7 +59,7 @@ func startServe(t *testing.T, bin, cfg string, extra ...string) *served {
 			s.mu.Lock()
 			s.logs.WriteString(line + "\n")
 			s.mu.Unlock()
-			if m := listenRE.FindStringSubmatch(line); m != nil {
+			if m := re.FindStringSubmatch(line); m != nil {
 				select {
 				case addr <- m[1]:
 				default:

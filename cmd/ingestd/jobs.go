@@ -32,6 +32,11 @@ type jobQueue struct {
 // nats.listen, the TCP listener a running serve opened, or fails with a
 // hint: the embedded server lives inside serve.
 //
+// It waits for NATS and the job stream (jobs.OpenWait) up to
+// nats.startup_timeout, logging each attempt as jobs.waiting, so a start
+// during a leader election or before the cluster is up is a pause, not an
+// exit.
+//
 // The credentials and job keys come from the variables the nats block
 // names (natsSecrets); every job the queue publishes is signed with the
 // job key and every job its workers run must verify. reg, when not nil,
@@ -49,6 +54,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 	}
 	co.Name = "ingestd"
 	jq := &jobQueue{}
+	var dial jobs.Dialer
 	switch {
 	case c.URL == "" && embedded:
 		jq.emb, err = jobs.StartEmbedded(jobs.EmbeddedOptions{
@@ -64,10 +70,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 		if err != nil {
 			return nil, err
 		}
-		if jq.nc, err = jq.emb.Connect("ingestd"); err != nil {
-			jq.emb.Shutdown()
-			return nil, err
-		}
+		dial = func() (*nats.Conn, error) { return jq.emb.Connect("ingestd") }
 	case c.URL == "" && c.Listen == "":
 		return nil, &usageError{msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
 			"set nats.listen (then this command reaches serve's server) or nats.url, or use POST /v1/installations/{id}/sync"}
@@ -86,11 +89,9 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 		if c.TLSCert != "" {
 			co.TLSCert, co.TLSKey = a.cfg.Path(c.TLSCert), a.cfg.Path(c.TLSKey)
 		}
-		if jq.nc, err = jobs.Connect(url, co); err != nil {
-			return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "%v", err)
-		}
+		dial = func() (*nats.Conn, error) { return jobs.Connect(url, co) }
 	}
-	jq.Queue, err = jobs.Open(ctx, jq.nc, &jobs.Options{
+	jq.Queue, jq.nc, err = jobs.OpenWait(ctx, dial, &jobs.Options{
 		Replicas:      c.Replicas,
 		MaxDeliver:    c.MaxDeliver,
 		AckWait:       time.Duration(c.AckWait),
@@ -101,7 +102,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 		AcceptJobKeys: accept,
 		Registerer:    reg,
 		Logger:        a.log,
-	})
+	}, jobs.WaitOptions{Timeout: time.Duration(c.StartupTimeout)})
 	if err != nil {
 		jq.Close()
 		return nil, err
@@ -126,7 +127,7 @@ func (jq *jobQueue) Close() {
 // ready reports whether the NATS connection is up (readiness).
 func (jq *jobQueue) ready() error {
 	if !jq.nc.IsConnected() {
-		return ingestd.Errorf(ingestd.EUNAVAILABLE, "nats: %s", jq.nc.Status())
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "the job stream's connection is %s", strings.ToLower(jq.nc.Status().String()))
 	}
 	return nil
 }

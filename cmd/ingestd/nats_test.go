@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/jobs"
@@ -337,50 +336,5 @@ installations:
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log shows a secret")
 		}
-	}
-}
-
-// TestComposeCarriesNATSSecrets reads compose.yaml and the configuration
-// it mounts (nothing here runs docker): the configuration loads under the
-// nats rules, every variable its nats block names is in the ingestd
-// services' environment, and every NATS node requires the configured user.
-func TestComposeCarriesNATSSecrets(t *testing.T) {
-	cfg, err := LoadConfig(filepath.Join("..", "..", "examples", "compose", "ingestd.yaml"), registry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := cfg.NATS
-	if n.URL == "" || n.JobKeyEnv == "" || n.User == "" || n.PasswordEnv == "" {
-		t.Fatalf("compose config nats block = %+v, want url, user, password_env and job_key_env", n)
-	}
-	var compose struct {
-		Ingestd struct {
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"x-ingestd"`
-		Services map[string]struct {
-			Command []string `yaml:"command"`
-		} `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(mustRead(t, filepath.Join("..", "..", "compose.yaml")), &compose); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []string{n.PasswordEnv, n.JobKeyEnv} {
-		if _, ok := compose.Ingestd.Environment[v]; !ok {
-			t.Errorf("compose.yaml x-ingestd.environment lacks %s, which the config names", v)
-		}
-	}
-	nodes := 0
-	for name, svc := range compose.Services {
-		if !strings.HasPrefix(name, "nats-") {
-			continue
-		}
-		nodes++
-		cmd := " " + strings.Join(svc.Command, " ") + " "
-		if !strings.Contains(cmd, " --user "+n.User+" ") || !strings.Contains(cmd, " --pass ${"+n.PasswordEnv) {
-			t.Errorf("%s does not require the user %s with the password from %s: %s", name, n.User, n.PasswordEnv, cmd)
-		}
-	}
-	if nodes == 0 {
-		t.Error("no nats-* service in compose.yaml")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/imap"
+	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
@@ -72,6 +73,55 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	// The API answers before the job stream does: retrieval needs only the
+	// store, /healthz is 200 at once, and until the queue is open /readyz
+	// answers 503 "waiting for the job stream" while webhooks and sync
+	// requests get 503 (their senders retry). The queue then opens,
+	// waiting out a cluster that is forming or electing a leader (up to
+	// nats.startup_timeout) instead of exiting into a crash loop.
+	var gate queueGate
+	var hooks http.Handler
+	if a.hasWebhooks() {
+		hooks = gate.webhooks()
+	}
+	h := api.New(api.Options{
+		Service:  svc,
+		Store:    a.store,
+		Tokens:   tokens,
+		Hosts:    a.cfg.ListenHosts,
+		Logger:   a.log,
+		Gatherer: reg,
+		Ready:    func(ctx context.Context) error { return a.ready(ctx, &gate) },
+		Sync: func(ctx context.Context, id string) error {
+			jq, err := gate.get()
+			if err != nil {
+				return err
+			}
+			return a.queueSync(ctx, jq.Queue, id)
+		},
+		AddURL:   a.addURL,
+		Webhooks: hooks,
+	})
+	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
+	if err != nil {
+		return &configError{path: a.cfg.path, msg: err.Error()}
+	}
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
+	}
+	// serve.started: the API answers (retrieval, probes); serve.listening,
+	// once the job queue is open too, means every route works, as it
+	// always has.
+	a.log.Info("serve.started", "addr", ln.Addr().String(), "role", *role)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- api.Serve(srv, ln) }()
+	shutdown := func() {
+		shutCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
+		defer done()
+		_ = srv.Shutdown(shutCtx)
+	}
+
 	// Jobs travel on NATS JetStream: the embedded server under data_dir
 	// without nats.url. Every role schedules (leaderless: the message id
 	// of a pass makes N schedulers queue one job); all and worker consume.
@@ -79,6 +129,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// that verify, for installations this configuration has.
 	jq, err := a.openQueue(ctx, e, true, reg)
 	if err != nil {
+		shutdown()
+		if ctx.Err() != nil {
+			return nil // stopped while waiting
+		}
 		return err
 	}
 	defer jq.Close()
@@ -89,6 +143,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			a.log.Warn("store.event_failed", "document", doc.ID, "error", err.Error())
 		}
 	}
+	if hooks != nil {
+		intake, err := a.webhooks(ctx, jq.Queue)
+		if err != nil {
+			shutdown()
+			return err
+		}
+		gate.setWebhooks(intake)
+	}
+	gate.set(jq)
+	a.log.Info("serve.listening", "addr", ln.Addr().String(), "role", *role, "firewall_mode", a.cfg.Firewall.Mode,
+		"installations", len(a.order), "version", versionString())
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -116,54 +181,83 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		a.watchIdle(ctx, &wg, jq.Queue)
 	}
 
-	hooks, err := a.webhooks(ctx, jq.Queue)
-	if err != nil {
-		return err
-	}
-	h := api.New(api.Options{
-		Service:  svc,
-		Store:    a.store,
-		Tokens:   tokens,
-		Hosts:    a.cfg.ListenHosts,
-		Logger:   a.log,
-		Gatherer: reg,
-		Ready: func(ctx context.Context) error {
-			if err := jq.ready(); err != nil {
-				return err
-			}
-			return a.store.Ping(ctx)
-		},
-		Sync:     func(ctx context.Context, id string) error { return a.queueSync(ctx, jq.Queue, id) },
-		AddURL:   a.addURL,
-		Webhooks: hooks,
-	})
-	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
-	if err != nil {
-		return &configError{path: a.cfg.path, msg: err.Error()}
-	}
-	ln, err := net.Listen("tcp", a.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
-	}
-	a.log.Info("serve.listening", "addr", ln.Addr().String(), "role", *role, "firewall_mode", a.cfg.Firewall.Mode,
-		"installations", len(a.order), "version", versionString())
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- api.Serve(srv, ln) }()
-
 	select {
 	case <-ctx.Done():
 	case err = <-serveErr:
 	}
 	a.log.Info("serve.stopping")
 	cancel()
-	shutCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
-	defer done()
-	_ = srv.Shutdown(shutCtx)
+	shutdown()
 	wg.Wait()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// errWaitingForJobs is what readiness, webhooks and sync answer until the
+// job queue is open.
+var errWaitingForJobs = ingestd.Errorf(ingestd.EUNAVAILABLE, "waiting for the job stream")
+
+// queueGate holds the job queue once it is open, and the webhook intake
+// built on it.
+type queueGate struct {
+	jq    atomic.Pointer[jobQueue]
+	hooks atomic.Pointer[http.Handler]
+}
+
+func (g *queueGate) set(jq *jobQueue)                { g.jq.Store(jq) }
+func (g *queueGate) setWebhooks(intake http.Handler) { g.hooks.Store(&intake) }
+
+// get returns the open queue, or errWaitingForJobs.
+func (g *queueGate) get() (*jobQueue, error) {
+	if jq := g.jq.Load(); jq != nil {
+		return jq, nil
+	}
+	return nil, errWaitingForJobs
+}
+
+// webhooks is the intake route: 503 until the queue is open, so a sender
+// retries the delivery; then the intake built on the queue.
+func (g *queueGate) webhooks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := g.hooks.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error": "waiting for the job stream; retry"}` + "\n"))
+	})
+}
+
+// ready is readiness: the job queue is open and connected, and the store
+// answers. What it returns is shown by /readyz, so a store failure is
+// logged here and reported without its details.
+func (a *app) ready(ctx context.Context, g *queueGate) error {
+	jq, err := g.get()
+	if err != nil {
+		return err
+	}
+	if err := jq.ready(); err != nil {
+		return err
+	}
+	if err := a.store.Ping(ctx); err != nil {
+		a.log.Warn("serve.store_unready", "error", err.Error())
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "the store does not answer")
+	}
+	return nil
+}
+
+// hasWebhooks reports whether any installation takes webhooks.
+func (a *app) hasWebhooks() bool {
+	for _, src := range a.sources {
+		if _, ok := webhook.EndpointOf(src); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // warmer is a store that can load its in-memory indexes ahead of the

@@ -71,7 +71,10 @@ type Options struct {
 	// Gatherer serves /metrics; nil leaves /metrics unmounted.
 	Gatherer prometheus.Gatherer
 	// Ready reports readiness for /readyz and gRPC health; nil means
-	// Store.Ping (or always ready without a store).
+	// Store.Ping (or always ready without a store). /readyz shows the
+	// message of an error coded EUNAVAILABLE ("waiting for the job
+	// stream"), so it must say what the process waits for and never carry
+	// internals; any other error reads "not ready".
 	Ready func(ctx context.Context) error
 	// Sync queues a sync of the installation; nil answers 501. It returns
 	// ENOTFOUND for an installation that is not configured.
@@ -113,7 +116,10 @@ func New(o Options) http.Handler {
 			if s.store == nil {
 				return nil
 			}
-			return s.store.Ping(ctx)
+			if err := s.store.Ping(ctx); err != nil {
+				return fmt.Errorf("store: %v", err) // logged, not shown
+			}
+			return nil
 		}
 	}
 	copts := []connect.HandlerOption{
@@ -296,7 +302,11 @@ func (s *server) handleAddURL(w http.ResponseWriter, r *http.Request) {
 func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if err := s.ready(r.Context()); err != nil {
 		s.log.Warn("not ready", slog.Any("err", err))
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: ingestd.EUNAVAILABLE, Message: "not ready"}})
+		msg := "not ready"
+		if ingestd.ErrorCode(err) == ingestd.EUNAVAILABLE {
+			msg += ": " + ingestd.ErrorMessage(err)
+		}
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: errorDetail{Code: ingestd.EUNAVAILABLE, Message: msg}})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -492,6 +492,15 @@ func TestReady(t *testing.T) {
 	if err != nil || resp.Status != grpchealth.StatusNotServing {
 		t.Errorf("health = %v, %v", resp, err)
 	}
+
+	// What a process waits for (coded unavailable) is shown.
+	e = MustServe(t, ingestd.ModeEnforce, api.Options{Ready: func(context.Context) error {
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "waiting for the job stream")
+	}})
+	status, body, _ = e.do(t, "GET", "/readyz", "", nil)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(body), "not ready: waiting for the job stream") {
+		t.Errorf("readyz while waiting = %d %s", status, body)
+	}
 }
 
 func TestMetrics(t *testing.T) {
