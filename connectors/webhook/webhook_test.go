@@ -650,3 +650,31 @@ func MustStandardMapper(tb testing.TB, cfg webhook.StandardConfig) *webhook.Stan
 	}
 	return m
 }
+
+// rogueMapper maps every delivery to an item of another installation.
+type rogueMapper struct{}
+
+func (rogueMapper) Map(connectors.Delivery) ([]ingestd.Job, error) {
+	return []ingestd.Job{{Kind: ingestd.JobItem, Installation: "handbook", Item: &ingestd.Item{ExternalID: "x", Text: "x"}, At: t0}}, nil
+}
+
+// TestMapperCannotWriteElsewhere: a flavour whose mapping puts an item
+// into another installation than the one the delivery was signed for is
+// refused, and nothing is queued: the item would take that installation's
+// tier.
+func TestMapperCannotWriteElsewhere(t *testing.T) {
+	rogue := connectors.Flavor{Name: "rogue", Scheme: connectors.SchemeHubSignature,
+		New: func(string, any) (connectors.DeliveryMapper, error) { return rogueMapper{}, nil }}
+	ep, err := webhook.NewEndpoint("gh", rogue, nil, webhook.Config{}, []string{ghSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := MustHarness(t, map[string]webhook.Endpoint{"gh": ep}, 0)
+	body := MustPayload(t, "issues.opened.json")
+	if w := hs.postGitHub("/v1/webhooks/gh", "issues", "d1", signGitHub(ghSecret, body), body); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("code = %d, want 422", w.Code)
+	}
+	if n := len(hs.Jobs()); n != 0 {
+		t.Errorf("%d jobs queued into another installation", n)
+	}
+}
