@@ -52,8 +52,10 @@ type Settings struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	// Flavor finds a webhook flavour by name among those the registered
-	// kinds supply. Registry.Build sets it when it is nil.
-	Flavor func(name string) (Flavor, bool)
+	// kinds supply; FlavorNames lists their names, sorted, for a message.
+	// Registry.Build sets them when they are nil.
+	Flavor      func(name string) (Flavor, bool)
+	FlavorNames func() []string
 }
 
 // Registry maps kind names to kinds, and flavour names to the webhook
@@ -176,7 +178,7 @@ func (r *Registry) Build(inst ingestd.Installation, s Settings) (Connector, erro
 		return Connector{}, err
 	}
 	if s.Flavor == nil {
-		s.Flavor = r.Flavor
+		s.Flavor, s.FlavorNames = r.Flavor, r.FlavorNames
 	}
 	c, err := r.kinds[inst.Kind].New(inst, s)
 	if err != nil {

@@ -243,7 +243,11 @@ func decode(s connectors.Settings) (Config, connectors.Flavor, any, error) {
 		f, ok = s.Flavor(name)
 	}
 	if !ok {
-		return Config{}, connectors.Flavor{}, nil, ingestd.Errorf(ingestd.EINVALID, "webhook.flavor %q is not a flavour this build has", name)
+		known := []string{FlavorStandard}
+		if s.FlavorNames != nil {
+			known = s.FlavorNames()
+		}
+		return Config{}, connectors.Flavor{}, nil, ingestd.Errorf(ingestd.EINVALID, "webhook.flavor %q is not one of %s", name, strings.Join(known, ", "))
 	}
 	if s.Decode == nil {
 		return Config{}, f, nil, nil
