@@ -1,8 +1,13 @@
-// Package connectors is the registry of connector kinds. A kind is a name,
-// the provenance policy that says which tiers its installations may
-// declare, and a constructor. A kind without a complete policy cannot be
+// Package connectors is the registry of connector kinds and the contract
+// of their abilities. A kind is a name, the provenance policy that says
+// which tiers its installations may declare, a constructor and the webhook
+// flavours it supplies. A kind without a complete policy cannot be
 // registered, and an installation whose declared tier its kind's policy
 // does not allow cannot be built.
+//
+// The constructor returns a Connector: the installation's Source and the
+// abilities it has (Watcher, ItemReader, Intake), declared as fields so
+// that no consumer has to probe a source's type for them.
 //
 // It never stamps tiers itself: package pipeline does, from the
 // installation's declared tier.
@@ -22,8 +27,12 @@ import (
 type Kind struct {
 	Name   string
 	Policy provenance.Policy
-	// New builds the source for one installation from its settings.
-	New func(inst ingestd.Installation, s Settings) (ingestd.Source, error)
+	// New builds one installation from its settings: its Source and the
+	// abilities it has.
+	New func(inst ingestd.Installation, s Settings) (Connector, error)
+	// Flavors are the webhook flavours the kind supplies, for
+	// installations of the webhook kind to name. Optional.
+	Flavors []Flavor
 }
 
 // Settings is what a connector gets from configuration. cmd owns the
@@ -42,18 +51,27 @@ type Settings struct {
 	DataDir string
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Flavor finds a webhook flavour by name among those the registered
+	// kinds supply; FlavorNames lists their names, sorted, for a message.
+	// Registry.Build sets them when they are nil.
+	Flavor      func(name string) (Flavor, bool)
+	FlavorNames func() []string
 }
 
-// Registry maps kind names to kinds.
+// Registry maps kind names to kinds, and flavour names to the webhook
+// flavours the kinds supply.
 type Registry struct {
-	kinds map[string]Kind
+	kinds   map[string]Kind
+	flavors map[string]Flavor
 }
 
 // NewRegistry returns a registry of the kinds. It panics when a kind has no
-// name, no constructor or an incomplete provenance policy, or when a name
-// is registered twice: those are programming errors a test catches.
+// name, no constructor or an incomplete provenance policy, when a flavour
+// has no name, no constructor or a scheme this build does not verify, or
+// when a kind or flavour name is registered twice: those are programming
+// errors a test catches.
 func NewRegistry(kinds ...Kind) *Registry {
-	r := &Registry{kinds: map[string]Kind{}}
+	r := &Registry{kinds: map[string]Kind{}, flavors: map[string]Flavor{}}
 	for _, k := range kinds {
 		if err := r.add(k); err != nil {
 			panic(err)
@@ -75,8 +93,37 @@ func (r *Registry) add(k Kind) error {
 	if _, dup := r.kinds[k.Name]; dup {
 		return fmt.Errorf("connectors: kind %q registered twice", k.Name)
 	}
+	for _, f := range k.Flavors {
+		switch _, dup := r.flavors[f.Name]; {
+		case f.Name == "":
+			return fmt.Errorf("connectors: kind %q: a webhook flavour without a name", k.Name)
+		case f.New == nil:
+			return fmt.Errorf("connectors: kind %q: webhook flavour %q has no constructor", k.Name, f.Name)
+		case !f.Scheme.Known():
+			return fmt.Errorf("connectors: kind %q: webhook flavour %q: scheme %q is not one this build verifies", k.Name, f.Name, f.Scheme)
+		case dup:
+			return fmt.Errorf("connectors: webhook flavour %q registered twice", f.Name)
+		}
+		r.flavors[f.Name] = f
+	}
 	r.kinds[k.Name] = k
 	return nil
+}
+
+// Flavor returns the webhook flavour with the name.
+func (r *Registry) Flavor(name string) (Flavor, bool) {
+	f, ok := r.flavors[name]
+	return f, ok
+}
+
+// FlavorNames lists the webhook flavour names, sorted.
+func (r *Registry) FlavorNames() []string {
+	out := make([]string, 0, len(r.flavors))
+	for n := range r.flavors {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Kind returns the kind with the name.
@@ -124,14 +171,24 @@ func (r *Registry) Check(inst ingestd.Installation) error {
 	return nil
 }
 
-// Build checks the installation and builds its source.
-func (r *Registry) Build(inst ingestd.Installation, s Settings) (ingestd.Source, error) {
+// Build checks the installation and builds it: its source and its
+// abilities. Settings.Flavor, when nil, looks in this registry.
+func (r *Registry) Build(inst ingestd.Installation, s Settings) (Connector, error) {
 	if err := r.Check(inst); err != nil {
-		return nil, err
+		return Connector{}, err
 	}
-	src, err := r.kinds[inst.Kind].New(inst, s)
+	if s.Flavor == nil {
+		s.Flavor, s.FlavorNames = r.Flavor, r.FlavorNames
+	}
+	c, err := r.kinds[inst.Kind].New(inst, s)
 	if err != nil {
-		return nil, fmt.Errorf("installation %q: %w", inst.ID, err)
+		return Connector{}, fmt.Errorf("installation %q: %w", inst.ID, err)
 	}
-	return src, nil
+	if c.Source == nil {
+		return Connector{}, fmt.Errorf("installation %q: kind %q built no source", inst.ID, inst.Kind)
+	}
+	if c.Intake != nil && (c.Intake.Mapper == nil || !c.Intake.Scheme.Known() || len(c.Intake.Secrets) == 0) {
+		return Connector{}, fmt.Errorf("installation %q: kind %q built an intake without a mapper, a known scheme or a secret", inst.ID, inst.Kind)
+	}
+	return c, nil
 }

@@ -215,7 +215,7 @@ func ingestWebhook(t *testing.T, env *hostileEnv, corpus []hostile) []ingested {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := webhook.NewEndpoint(instHooks.ID, webhook.Config{}, []string{hookSecret})
+	ep, err := webhook.NewEndpoint(instHooks.ID, github.WebhookFlavor, nil, webhook.Config{}, []string{hookSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,16 +27,20 @@ import (
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
-// registry is every connector kind this build knows. A kind cannot be
-// listed here without its provenance policy: NewRegistry refuses it.
+// kinds is every connector kind this build knows: a new kind is one line
+// here. A kind cannot be listed without its provenance policy
+// (NewRegistry refuses it); its abilities come with it (connectors.Connector).
+var kinds = []connectors.Kind{
+	files.Kind,
+	github.Kind,
+	imap.Kind,
+	web.Kind,
+	webhook.Kind,
+}
+
+// registry is the registry of kinds.
 func registry() *connectors.Registry {
-	return connectors.NewRegistry(
-		files.Kind,
-		github.Kind,
-		imap.Kind,
-		web.Kind,
-		webhook.Kind,
-	)
+	return connectors.NewRegistry(kinds...)
 }
 
 // app is the wired daemon: configuration, store, embedder, pipeline and
@@ -49,7 +53,7 @@ type app struct {
 	pipe     *pipeline.Pipeline
 	insts    map[string]ingestd.Installation
 	order    []string
-	sources  map[string]ingestd.Source
+	sources  map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
 }
@@ -63,10 +67,10 @@ func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log), insts: map[string]ingestd.Installation{}, sources: map[string]ingestd.Source{}}
+	a := &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log), insts: map[string]ingestd.Installation{}, sources: map[string]connectors.Connector{}}
 	for _, ic := range cfg.Installations {
 		inst := ic.Installation()
-		src, err := reg.Build(inst, connectors.Settings{
+		conn, err := reg.Build(inst, connectors.Settings{
 			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
 			LookupEnv: e.lookupEnv,
 			BaseDir:   cfg.dir,
@@ -83,7 +87,7 @@ func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
 		}
 		a.insts[inst.ID] = inst
 		a.order = append(a.order, inst.ID)
-		a.sources[inst.ID] = src
+		a.sources[inst.ID] = conn
 	}
 
 	// The store's in-memory mirror keeps the metadata the tier_by rules
@@ -144,7 +148,7 @@ func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, err
 	if !ok {
 		return ingestd.Installation{}, nil, ingestd.Errorf(ingestd.ENOTFOUND, "no installation %q is configured (configured: %s)", id, strings.Join(a.order, ", "))
 	}
-	return inst, a.sources[id], nil
+	return inst, a.sources[id].Source, nil
 }
 
 func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaKeys []string) (ingestd.Store, error) {

@@ -16,8 +16,8 @@ import (
 
 var _ webhook.Replays = (*jobs.Replays)(nil)
 
-// webhooks returns the intake handler for every webhook installation, or
-// nil when none is configured. A delivery is answered 202 only once its
+// webhooks returns the intake handler for every installation with an
+// Intake (the webhook kind's), or nil when none is configured. A delivery is answered 202 only once its
 // jobs are acknowledged by JetStream (durably queued). Accepted deliveries
 // are remembered in the JetStream replay bucket, which every process on
 // the NATS shares and which survives restarts; unverified bodies past
@@ -25,10 +25,10 @@ var _ webhook.Replays = (*jobs.Replays)(nil)
 func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error) {
 	eps := map[string]webhook.Endpoint{}
 	var keep time.Duration
-	for id, src := range a.sources {
-		if ep, ok := webhook.EndpointOf(src); ok {
-			eps[id] = ep
-			keep = max(keep, ep.ReplayWindow, 2*ep.Tolerance)
+	for id, c := range a.sources {
+		if c.Intake != nil {
+			eps[id] = *c.Intake
+			keep = max(keep, c.Intake.ReplayWindow, 2*c.Intake.Tolerance)
 		}
 	}
 	if len(eps) == 0 {
@@ -53,18 +53,20 @@ func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error)
 	})
 }
 
-// addURL fetches one URL into a url installation in the foreground and
-// ingests what it yields; the guard's refusal comes back as EINVALID.
+// addURL reads one reference an API client sent into an installation whose
+// ItemReader takes remote references (a url installation: a URL, through
+// its guard) and ingests what it yields; the guard's refusal comes back as
+// EINVALID.
 func (a *app) addURL(ctx context.Context, installation, rawURL string) ([]string, error) {
-	inst, src, err := a.Installation(installation)
+	inst, _, err := a.Installation(installation)
 	if err != nil {
 		return nil, err
 	}
-	f, ok := src.(urlFetcher)
-	if !ok {
+	c := a.sources[inst.ID]
+	if c.Reader == nil || !c.RemoteRefs {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "installation %q is of kind %s, which does not take URLs", installation, inst.Kind)
 	}
-	items, err := f.Fetch(ctx, rawURL)
+	items, err := c.Reader.ReadOne(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/files"
 	"github.com/ingestd/ingestd/store/postgres"
 )
 
@@ -119,15 +119,10 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// urlFetcher is a source that can fetch one URL submitted at run time,
-// held to the same SSRF guard as its crawl.
-type urlFetcher interface {
-	Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, error)
-}
-
 // runIngest ingests one file or URL into an installation in the
-// foreground; a URL the guard or the site rule refuses, or a file outside
-// the root or not a regular file, exits non-zero naming the rule.
+// foreground, through the installation's ItemReader; a reference outside
+// its scope (a URL the guard or the site rule refuses, a file outside the
+// root or not a regular file) exits non-zero naming the rule.
 func runIngest(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
@@ -148,21 +143,13 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &usageError{msg: err.Error()}
 	}
-	_, src, _ := a.Installation(inst.ID)
-	var items []ingestd.Item
-	switch s := src.(type) {
-	case *files.Source:
-		// Through the root: a path outside it, a symlink out of it, a
-		// FIFO or anything but a regular file is refused, naming the rule.
-		if items, err = s.ReadPath(pos[0]); err != nil {
-			return err
-		}
-	case urlFetcher:
-		if items, err = s.Fetch(ctx, pos[0]); err != nil {
-			return err
-		}
-	default:
-		return &usageError{msg: fmt.Sprintf("ingest needs a files or url installation; %q is %s", inst.ID, inst.Kind)}
+	r := a.sources[inst.ID].Reader
+	if r == nil {
+		return &usageError{msg: fmt.Sprintf("ingest needs an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
+	}
+	items, err := r.ReadOne(ctx, pos[0])
+	if err != nil {
+		return err
 	}
 	for _, it := range items {
 		o, err := a.pipe.Ingest(ctx, inst, it)
@@ -172,4 +159,21 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
 	}
 	return nil
+}
+
+// readerKinds lists the kinds of the configured installations that read
+// one item, for a message; "none configured" when there are none.
+func (a *app) readerKinds() string {
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range a.order {
+		if k := a.insts[id].Kind; a.sources[id].Reader != nil && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return "none configured"
+	}
+	return strings.Join(out, ", ")
 }

@@ -15,8 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/connectors/imap"
-	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
@@ -178,7 +176,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 				cancel()
 			}
 		}()
-		a.watchIdle(ctx, &wg, jq.Queue)
+		a.watch(ctx, &wg, jq.Queue)
 	}
 
 	select {
@@ -252,8 +250,8 @@ func (a *app) ready(ctx context.Context, g *queueGate) error {
 
 // hasWebhooks reports whether any installation takes webhooks.
 func (a *app) hasWebhooks() bool {
-	for _, src := range a.sources {
-		if _, ok := webhook.EndpointOf(src); ok {
+	for _, c := range a.sources {
+		if c.Intake != nil {
 			return true
 		}
 	}
@@ -329,24 +327,25 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 	return out, nil
 }
 
-// watchIdle runs IMAP IDLE for each mailbox that asks for it: new mail
-// queues a sync pass within seconds instead of at the next interval.
-func (a *app) watchIdle(ctx context.Context, wg *sync.WaitGroup, q *jobs.Queue) {
+// watch runs the Watcher of every installation that has one (IMAP with
+// idle: true): a change at the source queues a sync pass within seconds
+// instead of at the next interval.
+func (a *app) watch(ctx context.Context, wg *sync.WaitGroup, q *jobs.Queue) {
 	for _, id := range a.order {
-		src, ok := a.sources[id].(*imap.Source)
-		if !ok || !src.Config().IDLE {
+		w := a.sources[id].Watcher
+		if w == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := src.Watch(ctx, func() {
+			err := w.Watch(ctx, func() {
 				if err := a.queueSync(ctx, q, id); err != nil && ctx.Err() == nil {
-					a.log.Warn("imap.queue_failed", "installation", id, "error", err.Error())
+					a.log.Warn("watch.queue_failed", "installation", id, "error", err.Error())
 				}
 			})
 			if err != nil {
-				a.log.Warn("imap.watch_stopped", "installation", id, "error", err.Error())
+				a.log.Warn("watch.stopped", "installation", id, "error", err.Error())
 			}
 		}()
 	}

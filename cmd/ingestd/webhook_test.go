@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/webhook"
 )
@@ -284,7 +283,9 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestWebhookConfigReplayWindow reads webhook.replay_window from YAML.
+// TestWebhookConfigReplayWindow reads webhook.replay_window from YAML, and
+// the flavour's own keys beside the kind's: each flavour takes its keys
+// and refuses the other's, naming the line.
 func TestWebhookConfigReplayWindow(t *testing.T) {
 	tests := []struct {
 		block   string
@@ -295,18 +296,25 @@ func TestWebhookConfigReplayWindow(t *testing.T) {
 		{"{secret_env: S, replay_window: 48h, tolerance: 2m}", 48 * time.Hour, ""},
 		{"{secret_env: S, replay_window: -1h}", 0, "replay_window"},
 		{"{secret_env: S, replay_window: soon}", 0, "ingestd.yaml:2"},
+		{"{flavor: github, secret_env: S, docs_paths: [docs/**], sync_installation: repo}", webhook.DefaultReplayWindow, ""},
+		{"{flavor: github, secret_env: S, docs_paths: [\"[\"]}", 0, "docs_paths[0]"},
+		{"{flavor: standard, secret_env: S, fields: {id: /data/id}, format: markdown}", webhook.DefaultReplayWindow, ""},
+		{"{flavor: standard, secret_env: S, docs_paths: [docs/**]}", 0, `unknown key "docs_paths"`},
+		{"{secret_env: S, fields: {id: /data/id}}", 0, `unknown key "fields"`},
+		{"{flavor: gitlab, secret_env: S}", 0, `webhook.flavor "gitlab"`},
+		{"{flavor: [github], secret_env: S}", 0, "webhook.flavor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.block, func(t *testing.T) {
 			reg := registry()
 			raw := "installations:\n  - {id: hooks, kind: webhook, tier: untrusted-external, webhook: " + tt.block + "}\n"
 			cfg, err := parseConfig("ingestd.yaml", []byte(raw), reg)
-			var src ingestd.Source
+			var c connectors.Connector
 			if err == nil {
 				ic := cfg.Installations[0]
-				src, err = reg.Build(ic.Installation(), connectors.Settings{
+				c, err = reg.Build(ic.Installation(), connectors.Settings{
 					Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
-					LookupEnv: func(string) (string, bool) { return "s3cret", true },
+					LookupEnv: func(string) (string, bool) { return "whsec_c2VjcmV0", true },
 				})
 			}
 			if tt.wantErr != "" {
@@ -318,9 +326,11 @@ func TestWebhookConfigReplayWindow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ep, _ := webhook.EndpointOf(src)
-			if ep.ReplayWindow != tt.want {
-				t.Errorf("replay window = %s, want %s", ep.ReplayWindow, tt.want)
+			if c.Intake == nil {
+				t.Fatal("a webhook installation has no Intake")
+			}
+			if got := c.Intake.ReplayWindow; got != tt.want {
+				t.Errorf("replay window = %s, want %s", got, tt.want)
 			}
 		})
 	}

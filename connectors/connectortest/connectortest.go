@@ -1,7 +1,9 @@
 // Package connectortest is test support for connector packages: Pass, an
-// in-memory ingestd.Pass that records what a sync reports, and MustAddUp,
-// the one check that a pass's summary accounts for every item it saw. It
-// is imported only by tests, never by production code.
+// in-memory ingestd.Pass that records what a sync reports; MustAddUp, the
+// one check that a pass's summary accounts for every item it saw; and the
+// conformance cases of the connector abilities (RunWatcher, RunItemReader,
+// RunFlavor) that every kind declaring one runs. It is imported only by
+// tests, never by production code.
 package connectortest
 
 import (

@@ -236,3 +236,32 @@ func TestReadPath_Confined(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderConformance runs the ItemReader cases against a files
+// installation, as cmd reaches it: through the Reader its kind declares.
+func TestReaderConformance(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "docs")
+	out := MustOutside(t)
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", "basic"))); err != nil {
+		t.Fatal(err)
+	}
+	mustLink(t, filepath.Join(out, "secret.md"), filepath.Join(root, "outside-link.md"))
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newConnector("h", "root: "+quote(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectortest.RunItemReader(t, c.Reader, connectortest.ReaderCases{
+		Inside: []string{filepath.Join(root, "handbook.md"), filepath.Join(root, "mail", "support.eml")},
+		Outside: []string{
+			filepath.Join(out, "secret.md"),                  // absolute, outside
+			root + "/../" + filepath.Base(base) + "/../x.md", // dot-dot out
+			filepath.Join(root, "outside-link.md"),           // symlink out
+			filepath.Join(root, "fifo.md"),                   // not a regular file
+			filepath.Join(root, "notes"),                     // a directory
+		},
+	})
+}

@@ -73,21 +73,30 @@ type Source struct {
 	listed func()
 }
 
-var _ ingestd.Source = (*Source)(nil)
+var (
+	_ ingestd.Source        = (*Source)(nil)
+	_ connectors.ItemReader = (*Source)(nil)
+)
 
-// New builds the source of a files installation from its settings.
-// Errors are EINVALID and name the offending key.
-func New(inst ingestd.Installation, s connectors.Settings) (ingestd.Source, error) {
+// New builds a files installation from its settings: a Source that is
+// also its ItemReader (a path, for `ingestd ingest PATH`; never from an
+// API client, since a path names the server's own files). Errors are
+// EINVALID and name the offending key.
+func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector, error) {
 	var cfg Config
 	if s.Decode != nil {
 		if err := s.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("decode files settings: %w", err)
+			return connectors.Connector{}, fmt.Errorf("decode files settings: %w", err)
 		}
 	}
 	if cfg.Root != "" && !filepath.IsAbs(cfg.Root) && s.BaseDir != "" {
 		cfg.Root = filepath.Join(s.BaseDir, cfg.Root)
 	}
-	return NewSource(inst.ID, cfg, s.Logger)
+	src, err := NewSource(inst.ID, cfg, s.Logger)
+	if err != nil {
+		return connectors.Connector{}, err
+	}
+	return connectors.Connector{Source: src, Reader: src}, nil
 }
 
 // NewSource validates cfg, applies its defaults and returns the source. A
@@ -229,6 +238,15 @@ func (s *Source) ReadPath(p string) ([]ingestd.Item, error) {
 		return nil, err
 	}
 	return s.ReadItems(rel)
+}
+
+// ReadOne is the files kind's connectors.ItemReader: ref is a path as
+// ReadPath takes it. It returns ctx's error when ctx has ended.
+func (s *Source) ReadOne(ctx context.Context, ref string) ([]ingestd.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.ReadPath(ref)
 }
 
 func (s *Source) relPath(p string) (string, error) {

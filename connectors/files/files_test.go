@@ -59,6 +59,11 @@ func MustSource(tb testing.TB, id, block string) ingestd.Source {
 }
 
 func newSource(id, block string) (ingestd.Source, error) {
+	c, err := newConnector(id, block)
+	return c.Source, err
+}
+
+func newConnector(id, block string) (connectors.Connector, error) {
 	reg := connectors.NewRegistry(files.Kind)
 	return reg.Build(ingestd.Installation{ID: id, Kind: "files", Tier: ingestd.TierTrustedInternal},
 		connectors.Settings{Decode: yamlDecoder(block)})
@@ -351,9 +356,9 @@ func TestNew(t *testing.T) {
 		{name: "unknown key", block: "root: x\nroots: y", wantErr: ingestd.EINTERNAL, wantMsg: "roots"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			src, err := newSource("h", tt.block)
+			c, err := newConnector("h", tt.block)
 			if tt.block == "" {
-				src, err = files.New(ingestd.Installation{ID: "h"}, connectors.Settings{})
+				c, err = files.New(ingestd.Installation{ID: "h"}, connectors.Settings{})
 			}
 			if got := ingestd.ErrorCode(err); got != tt.wantErr {
 				t.Fatalf("error %v, want code %q", err, tt.wantErr)
@@ -364,9 +369,14 @@ func TestNew(t *testing.T) {
 				}
 				return
 			}
-			cfg := src.(*files.Source).Config()
+			cfg := c.Source.(*files.Source).Config()
 			if cfg.Root != "x" || !slices.Equal(cfg.Include, files.DefaultInclude) || cfg.MaxFileBytes != files.DefaultMaxFileBytes {
 				t.Errorf("defaults not applied: %+v", cfg)
+			}
+			// A path names the server's files: the command line may give
+			// one, an API client may not.
+			if c.Reader == nil || c.RemoteRefs || c.Watcher != nil || c.Intake != nil {
+				t.Errorf("abilities = %+v, want a Reader of local references only", c)
 			}
 		})
 	}

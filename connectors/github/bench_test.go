@@ -2,28 +2,11 @@ package github_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
-
-	gh "github.com/google/go-github/v62/github"
 
 	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 )
-
-// BenchmarkItemFromIssue maps the 100 recorded issues of one listing page.
-func BenchmarkItemFromIssue(b *testing.B) {
-	var issues []*gh.Issue
-	if err := json.Unmarshal(MustRecording(b, "github3py.Repository_issues_state_all.2.json").Body, &issues); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, is := range issues {
-			github.ItemFromIssue("betamaxpy/betamax", is)
-		}
-	}
-}
 
 // BenchmarkSyncIncremental is a pass over the recorded repo when nothing
 // changed: every listing answers 304.

@@ -1,10 +1,11 @@
 // Package github is the connector for GitHub repositories: issues, pull
 // requests, issue and review comments, and the Markdown docs of the
 // default branch, synced incrementally (since-cursors, ETags, Link
-// pagination) within GitHub's rate limits. It also owns the mapping from
-// GitHub objects to items (ItemFromIssue, ItemFromComment, ...) that the
-// webhook intake shares, so a webhook and a sync produce the same
-// documents.
+// pagination) within GitHub's rate limits. It also supplies the "github"
+// webhook flavour (WebhookFlavor), which maps GitHub's webhook deliveries
+// with the same functions a sync uses, so a webhook and a sync produce the
+// same documents; the webhook intake knows it only as a
+// connectors.Flavor.
 //
 // It only reads from GitHub. It never sets a tier: it reports each item's
 // author_association in Meta and the installation's declared
@@ -35,7 +36,8 @@ var Kind = connectors.Kind{
 	Name: "github",
 	Policy: provenance.AnyTier("a public repository takes issues and comments from anyone, a private one only " +
 		"from its members; only the owner knows which, and tier_by_author_association can tell maintainers apart"),
-	New: New,
+	New:     New,
+	Flavors: []connectors.Flavor{WebhookFlavor},
 }
 
 // Config is the `github:` block of an installation.
@@ -128,9 +130,19 @@ type Source struct {
 
 var _ ingestd.Source = (*Source)(nil)
 
-// New builds the source of a github installation from its settings. A
-// *_env key naming a variable that is unset is EINVALID naming both.
-func New(inst ingestd.Installation, s connectors.Settings) (ingestd.Source, error) {
+// New builds a github installation from its settings: its Source (GitHub's
+// webhooks reach it through a webhook installation of the github flavour,
+// not this one). A *_env key naming a variable that is unset is EINVALID
+// naming both.
+func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector, error) {
+	src, err := newFromSettings(inst, s)
+	if err != nil {
+		return connectors.Connector{}, err
+	}
+	return connectors.Connector{Source: src}, nil
+}
+
+func newFromSettings(inst ingestd.Installation, s connectors.Settings) (*Source, error) {
 	var cfg Config
 	if s.Decode != nil {
 		if err := s.Decode(&cfg); err != nil {
@@ -237,11 +249,11 @@ func NewSource(installation string, cfg Config, o Options) (*Source, error) {
 // Config returns the source's configuration with defaults applied.
 func (s *Source) Config() Config { return s.cfg }
 
-// IsDocPath reports whether path (slash-separated, relative to the repo
+// isDocPath reports whether path (slash-separated, relative to the repo
 // root) is a doc the configured docs_paths take: it matches a glob and is
-// Markdown. The webhook intake uses it to decide whether a push changed
+// Markdown. The webhook flavour uses it to decide whether a push changed
 // docs.
-func IsDocPath(globs []string, path string) bool {
+func isDocPath(globs []string, path string) bool {
 	lower := strings.ToLower(path)
 	if !strings.HasSuffix(lower, ".md") && !strings.HasSuffix(lower, ".markdown") {
 		return false

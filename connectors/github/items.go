@@ -50,7 +50,7 @@ func ReviewCommentID(repo string, number int, id int64) string {
 // DocID is the external id of a file on the default branch: "owner/name:docs/a.md".
 func DocID(repo, path string) string { return repo + ":" + path }
 
-// ItemFromIssue maps an issue — or a pull request as the issues API and
+// itemFromIssue maps an issue — or a pull request as the issues API and
 // issue webhooks show it (with a pull_request key) — to an item.
 //
 // Status: an issue closed with state_reason "not_planned" and a pull
@@ -60,7 +60,7 @@ func DocID(repo, path string) string { return repo + ":" + path }
 // whose merge state the payload does not carry (old GitHub Enterprise
 // servers omit pull_request.merged_at from issue listings) also gets no
 // opinion: it is never marked rejected on a guess.
-func ItemFromIssue(repo string, is *gh.Issue) ingestd.Item {
+func itemFromIssue(repo string, is *gh.Issue) ingestd.Item {
 	number := is.GetNumber()
 	it := ingestd.Item{
 		ExternalID: IssueID(repo, number),
@@ -90,11 +90,11 @@ func ItemFromIssue(repo string, is *gh.Issue) ingestd.Item {
 	return it
 }
 
-// ItemFromPullRequest maps a pull request as the pulls API and
+// itemFromPullRequest maps a pull request as the pulls API and
 // pull_request webhooks show it. A closed PR is StatusRejected unless it
 // was merged (merged, or merged_at set); an open one has no opinion (the
 // webhook sets StatusActive itself on "reopened").
-func ItemFromPullRequest(repo string, pr *gh.PullRequest) ingestd.Item {
+func itemFromPullRequest(repo string, pr *gh.PullRequest) ingestd.Item {
 	number := pr.GetNumber()
 	labels := make([]string, 0, len(pr.Labels))
 	for _, l := range pr.Labels {
@@ -123,12 +123,12 @@ func ItemFromPullRequest(repo string, pr *gh.PullRequest) ingestd.Item {
 	return it
 }
 
-// ItemFromComment maps an issue (or PR conversation) comment. Its number
+// itemFromComment maps an issue (or PR conversation) comment. Its number
 // comes from the comment's issue_url, or from number when that is > 0 (a
 // webhook knows the issue). It links to its issue/PR with relation
 // "parent" — a link, not ParentExternalID: a maintainer's reply is not
 // derived from a stranger's issue, so it must not inherit its tier.
-func ItemFromComment(repo string, number int, c *gh.IssueComment) ingestd.Item {
+func itemFromComment(repo string, number int, c *gh.IssueComment) ingestd.Item {
 	if number <= 0 {
 		number = trailingNumber(c.GetIssueURL())
 	}
@@ -149,11 +149,11 @@ func ItemFromComment(repo string, number int, c *gh.IssueComment) ingestd.Item {
 	return it
 }
 
-// ItemFromReviewComment maps a pull request review (diff) comment; like
-// ItemFromComment it links to its PR with relation "parent". The file path
+// itemFromReviewComment maps a pull request review (diff) comment; like
+// itemFromComment it links to its PR with relation "parent". The file path
 // and line are in Meta, the diff hunk is not ingested (it is code, and the
 // PR's own document covers the change).
-func ItemFromReviewComment(repo string, number int, c *gh.PullRequestComment) ingestd.Item {
+func itemFromReviewComment(repo string, number int, c *gh.PullRequestComment) ingestd.Item {
 	if number <= 0 {
 		number = trailingNumber(c.GetPullRequestURL())
 	}
@@ -186,9 +186,9 @@ func ItemFromReviewComment(repo string, number int, c *gh.PullRequestComment) in
 	return it
 }
 
-// ItemFromDoc maps a Markdown file of the default branch. Docs carry no
+// itemFromDoc maps a Markdown file of the default branch. Docs carry no
 // author_association: they get the installation's declared tier.
-func ItemFromDoc(repo, path, htmlURL, sha, text string) ingestd.Item {
+func itemFromDoc(repo, path, htmlURL, sha, text string) ingestd.Item {
 	title := path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		title = path[i+1:]

@@ -11,82 +11,15 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	gh "github.com/google/go-github/v62/github"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 )
-
-func TestXrefLinks(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want []string
-	}{
-		{"short", "Fixes #12 and #7.", []string{"o/r#12", "o/r#7"}},
-		{"qualified same repo", "see o/r#3", []string{"o/r#3"}},
-		{"other repo ignored", "see other/repo#3", nil},
-		{"url same host", "dup of https://github.com/o/r/issues/9 and https://github.com/o/r/pull/10", []string{"o/r#10", "o/r#9"}},
-		{"url other host", "https://gitlab.com/o/r/issues/9", nil},
-		{"self and duplicates", "#5 #5 #1", []string{"o/r#1"}},
-		{"html entity and anchors", "&#39; and https://x.io/page#12 and color #fff", nil},
-		{"heading is not a ref", "# Title\n#12 at line start", []string{"o/r#12"}},
-		{"punctuation around", "(#3), [#4]", []string{"o/r#3", "o/r#4"}},
-		{"word before", "v1.2#3 abc#4 #5x", nil},
-		{"url fragment", "https://github.com/o/r#12", nil},
-		{"end of text", "#8", []string{"o/r#8"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			is := &gh.Issue{Number: gh.Int(5), Body: gh.String(tt.body), HTMLURL: gh.String("https://github.com/o/r/issues/5")}
-			it := github.ItemFromIssue("o/r", is)
-			var got []string
-			for _, l := range it.Links {
-				if l.Relation != "xref" {
-					t.Errorf("relation %q", l.Relation)
-				}
-				got = append(got, l.ToExternalID)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("xrefs = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestItemFromPullRequestStatus(t *testing.T) {
-	tests := []struct {
-		name  string
-		pr    gh.PullRequest
-		want  ingestd.Status
-		merge string
-	}{
-		{"open", gh.PullRequest{State: gh.String("open")}, "", ""},
-		{"closed unmerged", gh.PullRequest{State: gh.String("closed"), Merged: gh.Bool(false)}, ingestd.StatusRejected, "false"},
-		{"merged", gh.PullRequest{State: gh.String("closed"), Merged: gh.Bool(true)}, "", "true"},
-		{"merged_at only", gh.PullRequest{State: gh.String("closed"), MergedAt: &gh.Timestamp{Time: t0}}, "", "true"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tt.pr.Number = gh.Int(2)
-			tt.pr.AuthorAssociation = gh.String("CONTRIBUTOR")
-			it := github.ItemFromPullRequest("o/r", &tt.pr)
-			if it.Status != tt.want || it.Meta["merged"] != tt.merge {
-				t.Errorf("status %q merged %q, want %q %q", it.Status, it.Meta["merged"], tt.want, tt.merge)
-			}
-			if it.ItemKind != github.KindPullRequest || it.ExternalID != "o/r#2" || it.Meta[github.MetaAuthorAssociation] != "CONTRIBUTOR" {
-				t.Errorf("item = %+v", it)
-			}
-		})
-	}
-}
 
 func TestNewFromSettings(t *testing.T) {
 	reg := connectors.NewRegistry(github.Kind)

@@ -294,7 +294,7 @@ func (s *Source) syncIssues(ctx context.Context, pass ingestd.Pass, r repoCursor
 		if is.IsPullRequest() && !pulls || !is.IsPullRequest() && !issues {
 			return l, nil
 		}
-		it := ItemFromIssue(r.FullName, &is)
+		it := itemFromIssue(r.FullName, &is)
 		if is.IsPullRequest() && is.GetState() == "closed" && is.PullRequestLinks.MergedAt == nil {
 			// merged_at: null says "closed without merge"; an absent key
 			// (older servers) says nothing, so no status is given.
@@ -319,7 +319,7 @@ func (s *Source) syncComments(ctx context.Context, pass ingestd.Pass, r repoCurs
 		if err := json.Unmarshal(raw, &c); err != nil {
 			return listed{}, err
 		}
-		it := ItemFromComment(r.FullName, 0, &c)
+		it := itemFromComment(r.FullName, 0, &c)
 		return listed{id: strconv.FormatInt(c.GetID(), 10), updated: c.GetUpdatedAt().Time, items: []ingestd.Item{it}}, nil
 	})
 }
@@ -330,7 +330,7 @@ func (s *Source) syncReviewComments(ctx context.Context, pass ingestd.Pass, r re
 		if err := json.Unmarshal(raw, &c); err != nil {
 			return listed{}, err
 		}
-		it := ItemFromReviewComment(r.FullName, 0, &c)
+		it := itemFromReviewComment(r.FullName, 0, &c)
 		return listed{id: strconv.FormatInt(c.GetID(), 10), updated: c.GetUpdatedAt().Time, items: []ingestd.Item{it}}, nil
 	})
 }
@@ -363,7 +363,7 @@ func (s *Source) syncDocs(ctx context.Context, pass ingestd.Pass, r repoCursor, 
 	next := docsCursor{ETag: resp.etag, Blobs: map[string]string{}}
 	for _, e := range tree.Entries {
 		path, sha := e.GetPath(), e.GetSHA()
-		if e.GetType() != "blob" || !IsDocPath(s.cfg.DocsPaths, path) {
+		if e.GetType() != "blob" || !isDocPath(s.cfg.DocsPaths, path) {
 			continue
 		}
 		id := DocID(r.FullName, path)
@@ -392,7 +392,7 @@ func (s *Source) syncDocs(ctx context.Context, pass ingestd.Pass, r repoCursor, 
 			continue
 		}
 		htmlURL := strings.TrimSuffix(r.HTMLURL, "/") + "/blob/" + r.DefaultBranch + "/" + path
-		if err := pass.Put(ctx, ItemFromDoc(r.FullName, path, htmlURL, sha, text)); err != nil {
+		if err := pass.Put(ctx, itemFromDoc(r.FullName, path, htmlURL, sha, text)); err != nil {
 			return passError{fmt.Errorf("put %s: %w", id, err)}
 		}
 		next.Blobs[path] = sha

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/connectortest"
 	imapconn "github.com/ingestd/ingestd/connectors/imap"
 	"github.com/ingestd/ingestd/connectors/imap/imaptest"
@@ -49,6 +51,33 @@ func MustSource(tb testing.TB, addr string, change func(*imapconn.Config)) *imap
 		tb.Fatal(err)
 	}
 	return s
+}
+
+// MustConnector builds an installation through the kind, as cmd does,
+// with the test user's password, tls none and the config changes applied.
+func MustConnector(tb testing.TB, addr string, change func(*imapconn.Config)) connectors.Connector {
+	tb.Helper()
+	cfg := imapconn.Config{
+		Addr: addr, Username: testUser, PasswordEnv: testEnv,
+		TLS: imapconn.TLSNone, Insecure: true, Timeout: 30 * time.Second,
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	reg := connectors.NewRegistry(imapconn.Kind)
+	c, err := reg.Build(ingestd.Installation{ID: "mail", Kind: "imap", Tier: ingestd.TierUntrustedExternal}, connectors.Settings{
+		Decode: func(v any) error { *(v.(*imapconn.Config)) = cfg; return nil },
+		LookupEnv: func(name string) (string, bool) {
+			if name == testEnv {
+				return testPassword, true
+			}
+			return "", false
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }
 
 // newPass returns a pass that refuses a child Put before its parent, as the

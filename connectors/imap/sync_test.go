@@ -360,38 +360,24 @@ func TestSync_Unreachable(t *testing.T) {
 	}
 }
 
-func TestWatch_NotifiesOnNewMail(t *testing.T) {
+// TestWatcherConformance runs the Watcher cases against the Watcher an
+// imap installation with idle: true declares, on a server that has IDLE.
+func TestWatcherConformance(t *testing.T) {
 	ts := MustServer(t)
-	src := MustSource(t, ts.Addr, func(c *imapconn.Config) { c.IDLE = true })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	notified := make(chan struct{}, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Watch(ctx, func() {
-			select {
-			case notified <- struct{}{}:
-			default:
-			}
-		})
-	}()
-	// Append until the watcher, once idling, reports it: the first
-	// appends may land before IDLE starts.
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for waiting := true; waiting; {
-		select {
-		case <-notified:
-			waiting = false
-		case <-tick.C:
-			ts.MustAppend(t, "INBOX", day, msg("", "new", "new"))
-		case <-deadline:
-			t.Fatal("Watch never notified")
-		}
+	c := MustConnector(t, ts.Addr, func(c *imapconn.Config) { c.IDLE = true })
+	if c.Watcher == nil {
+		t.Fatal("an installation with idle: true declares no Watcher")
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Watch = %v, want nil after cancel", err)
+	connectortest.RunWatcher(t, c.Watcher, func(t *testing.T) {
+		ts.MustAppend(t, "INBOX", day, msg("", "new", "new"))
+	})
+}
+
+// TestWatcherOnlyWithIdle: without idle: true the installation has no
+// Watcher, so serve keeps no connection open for it.
+func TestWatcherOnlyWithIdle(t *testing.T) {
+	c := MustConnector(t, "imap.example.com:993", nil)
+	if c.Watcher != nil || c.Reader != nil || c.Intake != nil {
+		t.Errorf("abilities = %+v, want none without idle", c)
 	}
 }

@@ -13,15 +13,15 @@ import (
 // news.
 const PollInterval = time.Minute
 
-// Watch keeps a connection open on the first matching mailbox (usually
-// INBOX) and calls notify, from its own goroutine and never concurrently,
-// when the server reports new or expunged messages there; the caller then
-// queues a sync of the installation. It uses IDLE when the server has it
-// (re-issued before the 29-minute limit) and NOOP every PollInterval
-// otherwise. It reconnects with backoff when the connection breaks and
-// returns only when ctx ends (nil) or the login is refused (EINVALID).
-// Other mailboxes are picked up by the next sync; serve should run Watch
-// only when Config().IDLE is set.
+// Watch is the imap kind's connectors.Watcher: it keeps a connection open
+// on the first matching mailbox (usually INBOX) and calls notify, from its
+// own goroutine and never concurrently, when the server reports new or
+// expunged messages there; the caller then queues a sync of the
+// installation. It uses IDLE when the server has it (re-issued before the
+// 29-minute limit) and NOOP every PollInterval otherwise. It reconnects
+// with backoff when the connection breaks and returns only when ctx ends
+// (nil) or the login is refused (EINVALID). Other mailboxes are picked up
+// by the next sync. New declares it only when Config().IDLE is set.
 func (s *Source) Watch(ctx context.Context, notify func()) error {
 	changed := make(chan struct{}, 1)
 	signal := func() {

@@ -138,17 +138,25 @@ type Source struct {
 	passMu sync.Mutex
 }
 
-var _ ingestd.Source = (*Source)(nil)
+var (
+	_ ingestd.Source        = (*Source)(nil)
+	_ connectors.ItemReader = (*Source)(nil)
+)
 
-// New builds the source of a url installation from its settings.
-func New(inst ingestd.Installation, s connectors.Settings) (ingestd.Source, error) {
+// New builds a url installation from its settings: a Source that is also
+// its ItemReader, for a URL from the command line or an API client.
+func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector, error) {
 	var cfg Config
 	if s.Decode != nil {
 		if err := s.Decode(&cfg); err != nil {
-			return nil, err
+			return connectors.Connector{}, err
 		}
 	}
-	return NewSource(inst, Options{Config: cfg, Logger: s.Logger})
+	src, err := NewSource(inst, Options{Config: cfg, Logger: s.Logger})
+	if err != nil {
+		return connectors.Connector{}, err
+	}
+	return connectors.Connector{Source: src, Reader: src, RemoteRefs: true}, nil
 }
 
 // NewSource checks the configuration and builds the source. Errors are
@@ -278,6 +286,13 @@ func (s *Source) Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, erro
 	}
 	item, _, _ := c.item(resp)
 	return []ingestd.Item{item}, nil
+}
+
+// ReadOne is the url kind's connectors.ItemReader: ref is a URL, fetched
+// as Fetch does. A URL is safe to take from an API client: the guard and
+// the installation's sites hold it wherever it comes from.
+func (s *Source) ReadOne(ctx context.Context, ref string) ([]ingestd.Item, error) {
+	return s.Fetch(ctx, ref)
 }
 
 // ParseRate reads a rate such as "1/s", "30/m" or "0.5/s".

@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/connectors/webhook"
 )
 
@@ -54,26 +57,27 @@ func containsDecoded(header string, want []byte) bool {
 	return false
 }
 
-// FuzzDecodePayload feeds arbitrary verified bodies to both mappers: they
-// may refuse, never panic, and an accepted job always names its document.
+// FuzzDecodePayload feeds arbitrary verified bodies to both flavours'
+// mappers (the github one supplied by connectors/github): they may refuse,
+// never panic, and an accepted job always names its document.
 func FuzzDecodePayload(f *testing.F) {
 	for _, name := range []string{"issues.opened.json", "issue_comment.deleted.json", "pull_request.closed.json", "push.with-new-branch.json", "issues.transferred.json"} {
 		f.Add("issues", MustPayload(f, name))
 	}
 	f.Add("pull_request", []byte(`{"pull_request":null,"repository":{"full_name":"a/b"}}`))
 	f.Add("standard", []byte(`{"id":1,"title":"t","deleted":"yes"}`))
-	ep, err := webhook.NewEndpoint("x", webhook.Config{}, []string{"s"})
+	ghm, err := github.WebhookFlavor.New("x", nil)
 	if err != nil {
 		f.Fatal(err)
 	}
-	std, err := webhook.NewEndpoint("x", webhook.Config{Flavor: "standard"}, []string{"whsec_c2VjcmV0"})
+	std, err := webhook.NewStandardMapper("x", webhook.StandardConfig{})
 	if err != nil {
 		f.Fatal(err)
 	}
 	events := []string{"issues", "issue_comment", "pull_request", "pull_request_review_comment", "push", "ping", "installation"}
 	f.Fuzz(func(t *testing.T, event string, body []byte) {
 		for _, ev := range append(events, event) {
-			jobs, _, err := webhook.GitHubJobs(ep, ev, body)
+			jobs, err := ghm.Map(connectors.Delivery{Header: http.Header{"X-Github-Event": {ev}}, Body: body})
 			if err != nil {
 				continue
 			}
@@ -83,9 +87,11 @@ func FuzzDecodePayload(f *testing.F) {
 				}
 			}
 		}
-		if job, err := webhook.StandardJob(std, body, time.Unix(1709294400, 0)); err == nil {
-			if job.Item != nil && job.Item.ExternalID == "" || job.Kind == "delete" && job.ExternalID == "" {
-				t.Fatalf("standard: job without an id: %+v", job)
+		if jobs, err := std.Map(connectors.Delivery{Body: body, SentAt: time.Unix(1709294400, 0)}); err == nil {
+			for _, job := range jobs {
+				if job.Item != nil && job.Item.ExternalID == "" || job.Kind == "delete" && job.ExternalID == "" {
+					t.Fatalf("standard: job without an id: %+v", job)
+				}
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors"
 )
 
 // Defaults.
@@ -31,8 +33,9 @@ const RetryAfter = "5"
 
 // Options configure the handler.
 type Options struct {
-	// Endpoints maps installation ids to their endpoints; Lookup, when
-	// set, is used instead (for a configuration that can change).
+	// Endpoints maps installation ids to their endpoints (the Intake each
+	// webhook installation declares); Lookup, when set, is used instead
+	// (for a configuration that can change).
 	Endpoints map[string]Endpoint
 	Lookup    func(installation string) (Endpoint, bool)
 	// Enqueue durably queues one job under a message id the transport
@@ -147,8 +150,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var c claim
 	var delivery string // for logs; signed only for Standard Webhooks
 	var err error
-	switch ep.Flavor {
-	case FlavorStandard:
+	switch ep.Scheme {
+	case connectors.SchemeStandardWebhooks:
 		delivery = r.Header.Get("webhook-id")
 		c, err = standardClaim(delivery, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), now, ep.Tolerance)
 	default:
@@ -188,7 +191,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	h.accept(w, r, ep, c, delivery, body)
+	h.accept(w, r, id, ep, c, delivery, body)
 }
 
 // errIntakeFull: the gate is full.
@@ -229,15 +232,15 @@ func (h *Handler) reject(r *http.Request, id, delivery string, err error) {
 }
 
 // accept handles a verified body: drops a replay, maps, queues, remembers.
-func (h *Handler) accept(w http.ResponseWriter, r *http.Request, ep Endpoint, c claim, delivery string, body []byte) {
-	id := ep.Installation
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request, id string, ep Endpoint, c claim, delivery string, body []byte) {
 	now := h.o.Now()
-	// The replay key is what the signature covers: for GitHub the body
-	// alone (X-GitHub-Delivery and X-GitHub-Event are not signed, so they
-	// are no part of it), for Standard Webhooks the signed msg id, kept
-	// at least until its timestamp leaves the tolerance window.
+	// The replay key is what the signature covers: for
+	// X-Hub-Signature-256 the body alone (X-GitHub-Delivery and
+	// X-GitHub-Event are not signed, so they are no part of it), for
+	// Standard Webhooks the signed msg id, kept at least until its
+	// timestamp leaves the tolerance window.
 	kind, signed, ttl := "gh", body, ep.ReplayWindow
-	if ep.Flavor == FlavorStandard {
+	if ep.Scheme == connectors.SchemeStandardWebhooks {
 		kind, signed = "std", []byte(delivery)
 		ttl = max(ttl, c.sentAt.Add(ep.Tolerance).Sub(now)+time.Second)
 	}
@@ -264,24 +267,20 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, ep Endpoint, c 
 		}
 	}
 
-	var jobs []ingestd.Job
-	outcome := outcomeQueued
-	event := r.Header.Get("X-GitHub-Event")
-	if ep.Flavor == FlavorStandard {
-		var job ingestd.Job
-		job, err = StandardJob(ep, body, c.sentAt)
-		jobs = []ingestd.Job{job}
-	} else {
-		jobs, outcome, err = GitHubJobs(ep, event, body)
+	event := r.Header.Get("X-GitHub-Event") // for logs: not signed
+	jobs, err := ep.Mapper.Map(connectors.Delivery{Header: r.Header, Body: body, SentAt: c.sentAt})
+	if err == nil {
+		err = ownJobs(id, jobs)
 	}
 	if err != nil {
 		h.log.Warn("webhook: unprocessable delivery", "installation", id, "delivery", truncate(delivery, 64), "event", truncate(event, 64), "err", err)
 		remember() // the same body will not map better next time
-		reply(w, http.StatusUnprocessableEntity, "error", err.Error())
+		msg := err.Error()
+		if ingestd.ErrorCode(err) != ingestd.EINTERNAL {
+			msg = ingestd.ErrorMessage(err)
+		}
+		reply(w, http.StatusUnprocessableEntity, "error", msg)
 		return
-	}
-	if event == "installation" {
-		h.log.Info("webhook: github app installation event", "installation", id, "delivery", truncate(delivery, 64))
 	}
 	// The message id names the signed content too, so two processes
 	// racing on one delivery queue it once (the stream's dedupe window).
@@ -300,12 +299,25 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, ep Endpoint, c 
 	}
 	remember()
 	if len(jobs) == 0 {
-		reply(w, http.StatusOK, "status", outcome)
+		h.log.Info("webhook: delivery changes nothing", "installation", id, "delivery", truncate(delivery, 64), "event", truncate(event, 64))
+		reply(w, http.StatusOK, "status", "ignored")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
-	json.NewEncoder(w).Encode(map[string]any{"status": outcomeQueued, "jobs": len(jobs)})
+	json.NewEncoder(w).Encode(map[string]any{"status": "queued", "jobs": len(jobs)})
+}
+
+// ownJobs refuses a mapping whose item or delete job is for another
+// installation than the one the delivery was signed for: the document
+// would take that installation's tier. A sync job may name any.
+func ownJobs(installation string, jobs []ingestd.Job) error {
+	for i, j := range jobs {
+		if j.Kind != ingestd.JobSync && j.Installation != installation {
+			return fmt.Errorf("job %d is for installation %q, not %q", i, j.Installation, installation)
+		}
+	}
+	return nil
 }
 
 func reply(w http.ResponseWriter, code int, key, msg string) {

@@ -1,31 +1,37 @@
-// Package webhook is the signed webhook intake: an http.Handler for
-// POST /v1/webhooks/{installation} that refuses a request without a
-// well-formed signature header before reading its body, verifies the
-// signature over the raw body as it streams in (holding it, bounded, until
-// then), drops replays of what the signature covers, turns the delivery
-// into ingest jobs stamped with their event time and answers 202 only
-// after every job was enqueued. Two flavours: GitHub (X-Hub-Signature-256
-// over the body alone; the items are mapped by package connectors/github,
-// so a webhook and a sync produce the same documents) and Standard
-// Webhooks (webhook-id, webhook-timestamp, webhook-signature; a JSON
-// document mapped to one item by JSON pointers).
+// Package webhook is the signed webhook intake and the webhook connector
+// kind. The intake is an http.Handler for POST /v1/webhooks/{installation}
+// that refuses a request without a well-formed signature header before
+// reading its body, verifies the signature over the raw body as it streams
+// in (holding it, bounded, until then), drops replays of what the
+// signature covers, hands the verified delivery to the installation's
+// connectors.DeliveryMapper and answers 202 only after every job it
+// returned was enqueued. It verifies the two connectors.Schemes:
+// X-Hub-Signature-256 (over the body alone) and Standard Webhooks
+// (webhook-id, webhook-timestamp, webhook-signature).
+//
+// The kind's installations accept deliveries of one flavour, named by
+// webhook.flavor: "standard" (Standard Webhooks, a JSON document mapped to
+// one item by JSON pointers) lives here; any other is supplied by the kind
+// that knows the sender ("github", by package connectors/github) and found
+// through connectors.Settings.Flavor. This package imports no other
+// connector kind.
 //
 // It never parses, logs or stores a payload whose signature did not
-// verify, never trusts an unsigned header for anything but logs, never
-// blocks on ingest (Enqueue only queues) and never sets a tier: the
-// installation's declared tier is stamped by the pipeline.
+// verify, never trusts an unsigned header for anything but logs and
+// routing, never blocks on ingest (Enqueue only queues) and never sets a
+// tier: the installation's declared tier is stamped by the pipeline.
 package webhook
 
 import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
-	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -34,10 +40,12 @@ var Kind = connectors.Kind{
 	Name: "webhook",
 	Policy: provenance.AnyTier("the sender decides what it posts — a public repository's events carry strangers' " +
 		"text, an internal system's carry the organisation's — so only the owner can say"),
-	New: newSource,
+	New:     newConnector,
+	Flavors: []connectors.Flavor{Standard},
 }
 
-// Flavours.
+// Flavours this package names. FlavorGitHub is supplied by package
+// connectors/github; it is the default of Config.Flavor.
 const (
 	FlavorGitHub   = "github"
 	FlavorStandard = "standard"
@@ -54,9 +62,12 @@ const DefaultTolerance = 5 * time.Minute
 // ingestd.Job.At): it cannot roll a document back.
 const DefaultReplayWindow = 72 * time.Hour
 
-// Config is the `webhook:` block of an installation.
+// Config is the webhook kind's keys of a `webhook:` block. The block also
+// holds its flavour's keys (connectors.Flavor.Settings): the standard
+// flavour's are StandardConfig, the github flavour's github.HookConfig.
 type Config struct {
-	// Flavor is "github" (default) or "standard".
+	// Flavor names the flavour: "github" (default), "standard", or one
+	// another kind supplies.
 	Flavor string `yaml:"flavor"`
 	// SecretEnv names the variable holding the signing secret; SecretsEnv
 	// names more variables (a list, or one comma-separated string) for
@@ -66,51 +77,15 @@ type Config struct {
 	SecretEnv  string     `yaml:"secret_env"`
 	SecretsEnv StringList `yaml:"secrets_env"`
 	// Tolerance bounds a Standard Webhooks timestamp's distance from now;
-	// default DefaultTolerance. GitHub deliveries carry no signed
-	// timestamp.
+	// default DefaultTolerance. X-Hub-Signature-256 deliveries carry no
+	// signed timestamp.
 	Tolerance time.Duration `yaml:"tolerance"`
 	// ReplayWindow is how long an accepted delivery is remembered, by the
-	// digest of its signed body (GitHub: the X-GitHub-Delivery header is
-	// not signed) or its signed msg id (Standard Webhooks, at least as
-	// long as the tolerance lets its timestamp pass); default
+	// digest of its signed body (X-Hub-Signature-256: the delivery id
+	// header is not signed) or its signed msg id (Standard Webhooks, at
+	// least as long as the tolerance lets its timestamp pass); default
 	// DefaultReplayWindow.
 	ReplayWindow time.Duration `yaml:"replay_window"`
-	// Fields maps a Standard Webhooks body to an item (see Fields).
-	Fields Fields `yaml:"fields"`
-	// Format of the mapped body text: plain (default), markdown or html.
-	Format string `yaml:"format"`
-	// DocsPaths are the globs a GitHub push must touch on the default
-	// branch to trigger a sync; default github.DefaultDocsPaths.
-	DocsPaths []string `yaml:"docs_paths"`
-	// SyncInstallation is the installation a doc-changing push asks to
-	// sync (a github installation of the same repository); default this
-	// installation, whose own sync does nothing.
-	SyncInstallation string `yaml:"sync_installation"`
-}
-
-// Fields are RFC 6901 JSON pointers into a Standard Webhooks body. The
-// default accepted shape is a flat object:
-//
-//	{"id": "ticket-42", "title": "...", "body": "..." (or "text"), "url": "...", "author": "...", "deleted": false}
-//
-// id (a string or number) is required and is the item's external id;
-// title or body must be present; "deleted": true tombstones the item. For
-// an envelope such as {"type":..., "data": {...}} set the pointers, e.g.
-// id: /data/id.
-//
-// updated_at (RFC 3339, or unix seconds) is the time of the state the
-// body describes; without it the signed webhook-timestamp stands in. A
-// delivery older than what is stored for its id is ignored, so a sender
-// that may retry an old message after a newer one, or change an item
-// more than once a second, should send it.
-type Fields struct {
-	ID        string `yaml:"id"`
-	Title     string `yaml:"title"`
-	Body      string `yaml:"body"`
-	URL       string `yaml:"url"`
-	Author    string `yaml:"author"`
-	Deleted   string `yaml:"deleted"`
-	UpdatedAt string `yaml:"updated_at"`
 }
 
 // StringList decodes from a YAML list or one comma-separated string.
@@ -135,37 +110,27 @@ func splitList(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
 }
 
-// Endpoint is one installation's resolved webhook settings: what the
-// handler needs to verify and map its deliveries.
-type Endpoint struct {
-	Installation     string
-	Flavor           string
-	Secrets          [][]byte
-	Tolerance        time.Duration
-	ReplayWindow     time.Duration
-	Fields           Fields
-	Format           string
-	DocsPaths        []string
-	SyncInstallation string
-}
+// Endpoint is one installation's resolved intake: its scheme, secrets,
+// windows and mapper. It is the connectors.Intake a webhook installation
+// declares.
+type Endpoint = connectors.Intake
 
-// NewEndpoint validates cfg and resolves its secrets (the values, not the
-// variable names). Errors are EINVALID and never echo a secret.
-func NewEndpoint(installation string, cfg Config, secrets []string) (Endpoint, error) {
-	ep := Endpoint{Installation: installation, Flavor: cfg.Flavor, Tolerance: cfg.Tolerance, ReplayWindow: cfg.ReplayWindow, Fields: cfg.Fields,
-		Format: cfg.Format, DocsPaths: cfg.DocsPaths, SyncInstallation: cfg.SyncInstallation}
-	if ep.Flavor == "" {
-		ep.Flavor = FlavorGitHub
+// NewEndpoint builds the endpoint of an installation taking deliveries of
+// the flavour f: the mapper from settings (the flavour's decoded keys, nil
+// for their defaults), the secrets (values, not variable names) as the
+// flavour's scheme reads them, and cfg's windows. cfg.Flavor is not read:
+// f is the flavour. Errors are EINVALID and never echo a secret.
+func NewEndpoint(installation string, f connectors.Flavor, settings any, cfg Config, secrets []string) (Endpoint, error) {
+	if !f.Scheme.Known() || f.New == nil {
+		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook flavour %q: scheme %q is not one this build verifies", f.Name, f.Scheme)
 	}
-	if ep.Flavor != FlavorGitHub && ep.Flavor != FlavorStandard {
-		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.flavor %q is not github or standard", cfg.Flavor)
-	}
+	ep := Endpoint{Scheme: f.Scheme, Tolerance: cfg.Tolerance, ReplayWindow: cfg.ReplayWindow}
 	for i, s := range secrets {
 		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
-		if ep.Flavor == FlavorStandard {
+		if ep.Scheme == connectors.SchemeStandardWebhooks {
 			k, err := ParseStandardSecret(s)
 			if err != nil {
 				return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook secret %d: %v", i+1, err)
@@ -190,33 +155,11 @@ func NewEndpoint(installation string, cfg Config, secrets []string) (Endpoint, e
 	case ep.ReplayWindow < 0:
 		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.replay_window must not be negative")
 	}
-	switch ep.Format {
-	case "":
-		ep.Format = ingestd.FormatPlain
-	case ingestd.FormatPlain, ingestd.FormatMarkdown, ingestd.FormatHTML:
-	default:
-		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.format %q is not plain, markdown or html", ep.Format)
+	m, err := f.New(installation, settings)
+	if err != nil {
+		return Endpoint{}, err
 	}
-	f := &ep.Fields
-	for _, p := range []struct {
-		name string
-		ptr  *string
-		def  string
-	}{{"id", &f.ID, "/id"}, {"title", &f.Title, "/title"}, {"body", &f.Body, ""}, {"url", &f.URL, "/url"}, {"author", &f.Author, "/author"}, {"deleted", &f.Deleted, "/deleted"}, {"updated_at", &f.UpdatedAt, "/updated_at"}} {
-		if *p.ptr == "" {
-			*p.ptr = p.def
-			continue
-		}
-		if !strings.HasPrefix(*p.ptr, "/") {
-			return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.fields.%s: %q is not a JSON pointer (it starts with /)", p.name, *p.ptr)
-		}
-	}
-	if len(ep.DocsPaths) == 0 {
-		ep.DocsPaths = append([]string(nil), github.DefaultDocsPaths...)
-	}
-	if ep.SyncInstallation == "" {
-		ep.SyncInstallation = installation
-	}
+	ep.Mapper = m
 	return ep, nil
 }
 
@@ -230,36 +173,23 @@ func ParseStandardSecret(s string) ([]byte, error) {
 	return k, nil
 }
 
-// Source is a webhook installation. Webhooks push, so there is nothing to
-// pull: Sync does nothing and succeeds (a scheduled or manual sync of a
-// webhook installation is harmless). The handler is built from the
-// sources' Endpoints.
-type Source struct{ ep Endpoint }
+// Source is a webhook installation's source. Webhooks push, so there is
+// nothing to pull: Sync does nothing and succeeds (a scheduled or manual
+// sync of a webhook installation is harmless). Deliveries arrive through
+// the intake, built from the installation's connectors.Intake.
+type Source struct{}
 
 var _ ingestd.Source = (*Source)(nil)
 
 // Sync does nothing: deliveries arrive through the handler.
 func (s *Source) Sync(context.Context, ingestd.Pass) error { return nil }
 
-// Endpoint returns the installation's resolved webhook settings.
-func (s *Source) Endpoint() Endpoint { return s.ep }
-
-// EndpointOf returns the endpoint of a source built by Kind, false for any
-// other source.
-func EndpointOf(src ingestd.Source) (Endpoint, bool) {
-	s, ok := src.(*Source)
-	if !ok {
-		return Endpoint{}, false
-	}
-	return s.ep, true
-}
-
-func newSource(inst ingestd.Installation, s connectors.Settings) (ingestd.Source, error) {
-	var cfg Config
-	if s.Decode != nil {
-		if err := s.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("decode webhook settings: %w", err)
-		}
+// newConnector builds a webhook installation: a Source that does nothing
+// and the Intake of its flavour.
+func newConnector(inst ingestd.Installation, s connectors.Settings) (connectors.Connector, error) {
+	cfg, f, settings, err := decode(s)
+	if err != nil {
+		return connectors.Connector{}, err
 	}
 	lookup := s.LookupEnv
 	if lookup == nil {
@@ -276,13 +206,68 @@ func newSource(inst ingestd.Installation, s connectors.Settings) (ingestd.Source
 	for _, n := range names {
 		v, ok := lookup(n)
 		if !ok || strings.TrimSpace(v) == "" {
-			return nil, ingestd.Errorf(ingestd.EINVALID, "webhook: environment variable %s is not set", n)
+			return connectors.Connector{}, ingestd.Errorf(ingestd.EINVALID, "webhook: environment variable %s is not set", n)
 		}
 		secrets = append(secrets, v)
 	}
-	ep, err := NewEndpoint(inst.ID, cfg, secrets)
+	ep, err := NewEndpoint(inst.ID, f, settings, cfg, secrets)
 	if err != nil {
-		return nil, err
+		return connectors.Connector{}, err
 	}
-	return &Source{ep: ep}, nil
+	return connectors.Connector{Source: &Source{}, Intake: &ep}, nil
+}
+
+// decode reads the webhook block: the kind's keys into Config and the
+// flavour's keys into what its Settings returns, in one strict decode, so
+// a key neither declares is refused with its line. The flavour is found by
+// name first (a decode into a map, which refuses nothing).
+func decode(s connectors.Settings) (Config, connectors.Flavor, any, error) {
+	name := FlavorGitHub
+	if s.Decode != nil {
+		var raw map[string]any
+		if err := s.Decode(&raw); err != nil {
+			return Config{}, connectors.Flavor{}, nil, fmt.Errorf("decode webhook settings: %w", err)
+		}
+		if v, ok := raw["flavor"]; ok {
+			n, isString := v.(string)
+			if !isString {
+				return Config{}, connectors.Flavor{}, nil, ingestd.Errorf(ingestd.EINVALID, "webhook.flavor: want a name, got %v", v)
+			}
+			if n != "" {
+				name = n
+			}
+		}
+	}
+	f, ok := Standard, name == FlavorStandard
+	if !ok && s.Flavor != nil {
+		f, ok = s.Flavor(name)
+	}
+	if !ok {
+		known := []string{FlavorStandard}
+		if s.FlavorNames != nil {
+			known = s.FlavorNames()
+		}
+		return Config{}, connectors.Flavor{}, nil, ingestd.Errorf(ingestd.EINVALID, "webhook.flavor %q is not one of %s", name, strings.Join(known, ", "))
+	}
+	if s.Decode == nil {
+		return Config{}, f, nil, nil
+	}
+	if f.Settings == nil {
+		var cfg Config
+		if err := s.Decode(&cfg); err != nil {
+			return Config{}, connectors.Flavor{}, nil, fmt.Errorf("decode webhook settings: %w", err)
+		}
+		return cfg, f, nil, nil
+	}
+	// One struct with both key sets inline: {Config; <flavour settings>}.
+	settings := f.Settings()
+	both := reflect.New(reflect.StructOf([]reflect.StructField{
+		{Name: "Kind", Type: reflect.TypeFor[Config](), Tag: `yaml:",inline"`},
+		{Name: "Flavor", Type: reflect.TypeOf(settings).Elem(), Tag: `yaml:",inline"`},
+	}))
+	if err := s.Decode(both.Interface()); err != nil {
+		return Config{}, connectors.Flavor{}, nil, fmt.Errorf("decode webhook settings: %w", err)
+	}
+	reflect.ValueOf(settings).Elem().Set(both.Elem().Field(1))
+	return both.Elem().Field(0).Interface().(Config), f, settings, nil
 }

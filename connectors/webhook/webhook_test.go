@@ -20,10 +20,11 @@ import (
 	"testing"
 	"time"
 
-	gh "github.com/google/go-github/v62/github"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/connectortest"
 	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/connectors/webhook"
 )
@@ -88,9 +89,17 @@ func (hs *harness) Jobs() []queued {
 	return out
 }
 
+// MustEndpoint builds the endpoint of the flavour cfg.Flavor names, with
+// its default settings: "github" (the default, supplied by
+// connectors/github, whose real mapping the GitHub cases exercise) or
+// "standard".
 func MustEndpoint(tb testing.TB, id string, cfg webhook.Config, secrets ...string) webhook.Endpoint {
 	tb.Helper()
-	ep, err := webhook.NewEndpoint(id, cfg, secrets)
+	f := github.WebhookFlavor
+	if cfg.Flavor == webhook.FlavorStandard {
+		f = webhook.Standard
+	}
+	ep, err := webhook.NewEndpoint(id, f, nil, cfg, secrets)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -246,31 +255,6 @@ func TestGitHubEvents(t *testing.T) {
 	}
 }
 
-// TestWebhookItemMatchesSync checks that a delivery and a sync of the same
-// issue produce the same item: both go through connectors/github.
-func TestWebhookItemMatchesSync(t *testing.T) {
-	hs := ghHarness(t)
-	body := MustPayload(t, "issues.opened.json")
-	hs.postGitHub("/v1/webhooks/gh", "issues", "d1", signGitHub(ghSecret, body), body)
-	jobs := hs.Jobs()
-	if len(jobs) != 1 {
-		t.Fatalf("jobs = %d", len(jobs))
-	}
-	var e struct {
-		Issue json.RawMessage `json:"issue"`
-	}
-	json.Unmarshal(body, &e)
-	var is gh.Issue
-	if err := json.Unmarshal(e.Issue, &is); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(jobs[0].job.Item)
-	want, _ := json.Marshal(github.ItemFromIssue("Codertocat/Hello-World", &is))
-	if !bytes.Equal(got, want) {
-		t.Errorf("webhook item\n%s\nsync item\n%s", got, want)
-	}
-}
-
 func TestGitHubRejectsBadSignatures(t *testing.T) {
 	body := MustPayload(t, "issues.opened.json")
 	tests := []struct {
@@ -381,32 +365,107 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-func TestKindBuildsEndpoint(t *testing.T) {
-	reg := connectors.NewRegistry(webhook.Kind)
+// TestKindBuildsIntake: a webhook installation declares an Intake of the
+// flavour its block names (the github flavour found through the registry,
+// which the webhook kind does not import), with every secret of the
+// rotation, and a Source whose Sync does nothing.
+func TestKindBuildsIntake(t *testing.T) {
+	reg := connectors.NewRegistry(webhook.Kind, github.Kind)
 	inst := ingestd.Installation{ID: "hooks", Kind: "webhook", Tier: ingestd.TierUntrustedExternal}
-	env := map[string]string{"A": "old", "B": "new"}
-	settings := func(cfg webhook.Config) connectors.Settings {
+	env := map[string]string{"A": "old", "B": "new", "W": whsec(stdKeyNew)}
+	settings := func(block map[string]any) connectors.Settings {
 		return connectors.Settings{
-			Decode:    func(v any) error { *(v.(*webhook.Config)) = cfg; return nil },
+			Decode:    mapDecoder(block),
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		}
 	}
-	src, err := reg.Build(inst, settings(webhook.Config{SecretEnv: "A", SecretsEnv: webhook.StringList{"B"}}))
+	tests := []struct {
+		name       string
+		block      map[string]any
+		wantScheme connectors.Scheme
+		wantErr    string
+	}{
+		{"github by default", map[string]any{"secret_env": "A", "secrets_env": "B"}, connectors.SchemeHubSignature, ""},
+		{"github", map[string]any{"flavor": "github", "secret_env": "A", "sync_installation": "repo"}, connectors.SchemeHubSignature, ""},
+		{"standard", map[string]any{"flavor": "standard", "secret_env": "W", "format": "markdown"}, connectors.SchemeStandardWebhooks, ""},
+		{"missing variable", map[string]any{"secret_env": "MISSING"}, "", "MISSING"},
+		{"no secret", map[string]any{}, "", "no secret"},
+		{"unknown flavour", map[string]any{"flavor": "gitlab", "secret_env": "A"}, "", `"gitlab"`},
+		{"standard secret not whsec", map[string]any{"flavor": "standard", "secret_env": "A"}, "", "whsec_"},
+		{"standard format", map[string]any{"flavor": "standard", "secret_env": "W", "format": "rtf"}, "", "webhook.format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := reg.Build(inst, settings(tt.block))
+			if tt.wantErr != "" {
+				if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want EINVALID naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Intake == nil || c.Intake.Scheme != tt.wantScheme || c.Intake.Mapper == nil {
+				t.Fatalf("intake = %+v, want scheme %s and a mapper", c.Intake, tt.wantScheme)
+			}
+			if c.Watcher != nil || c.Reader != nil {
+				t.Errorf("a webhook installation declares a watcher or a reader: %+v", c)
+			}
+			if err := c.Source.Sync(context.Background(), nil); err != nil {
+				t.Errorf("Sync: %v", err)
+			}
+		})
+	}
+	c, err := reg.Build(inst, settings(map[string]any{"secret_env": "A", "secrets_env": "B"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, ok := webhook.EndpointOf(src)
-	if !ok || len(ep.Secrets) != 2 || ep.Flavor != webhook.FlavorGitHub || ep.SyncInstallation != "hooks" {
-		t.Errorf("endpoint = %+v", ep)
+	if got := len(c.Intake.Secrets); got != 2 {
+		t.Errorf("secrets = %d, want both of the rotation", got)
 	}
-	if err := src.Sync(context.Background(), nil); err != nil {
-		t.Errorf("Sync: %v", err)
+
+	// Without the github kind registered its flavour is unknown: the
+	// webhook kind brings only its own.
+	alone := connectors.NewRegistry(webhook.Kind)
+	if _, err := alone.Build(inst, settings(map[string]any{"secret_env": "A"})); ingestd.ErrorCode(err) != ingestd.EINVALID {
+		t.Errorf("github flavour without the github kind: err = %v, want EINVALID", err)
 	}
-	for _, cfg := range []webhook.Config{{SecretEnv: "MISSING"}, {}, {Flavor: "gitlab", SecretEnv: "A"}, {Flavor: "standard", SecretEnv: "A"}} {
-		if _, err := reg.Build(inst, settings(cfg)); ingestd.ErrorCode(err) != ingestd.EINVALID {
-			t.Errorf("config %+v: err = %v, want EINVALID", cfg, err)
+}
+
+// mapDecoder decodes block through YAML into v, refusing unknown keys as
+// cmd does.
+func mapDecoder(block map[string]any) func(v any) error {
+	return func(v any) error {
+		b, err := yaml.Marshal(block)
+		if err != nil {
+			return err
 		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		dec.KnownFields(true)
+		return dec.Decode(v)
 	}
+}
+
+// TestFlavorConformance runs the flavour cases against both flavours the
+// intake is tested with.
+func TestFlavorConformance(t *testing.T) {
+	t.Run("standard", func(t *testing.T) {
+		connectortest.RunFlavor(t, webhook.Standard, connectortest.FlavorCase{
+			Deliveries: []connectortest.Delivery{
+				{Body: []byte(`{"id":"T-42","title":"Printer on fire","body":"It is on fire."}`)},
+				{Body: []byte(`{"id":"T-42","deleted":true,"updated_at":"2024-03-01T12:00:00Z"}`)},
+			},
+		})
+	})
+	t.Run("standard envelope", func(t *testing.T) {
+		connectortest.RunFlavor(t, webhook.Standard, connectortest.FlavorCase{
+			Settings: &webhook.StandardConfig{Fields: webhook.Fields{ID: "/data/id", Title: "/data/subject"}},
+			Deliveries: []connectortest.Delivery{
+				{Body: []byte(`{"type":"ticket.created","data":{"id":"e1","subject":"S"}}`)},
+			},
+		})
+	})
 }
 
 // standard webhooks
@@ -506,36 +565,41 @@ func TestStandardWebhooks(t *testing.T) {
 
 func TestStandardPayloadShapes(t *testing.T) {
 	ep := MustEndpoint(t, "std", webhook.Config{Flavor: "standard"}, whsec(stdKeyNew))
-	env := MustEndpoint(t, "std", webhook.Config{Flavor: "standard", Format: "markdown",
-		Fields: webhook.Fields{ID: "/data/id", Title: "/data/subject", Body: "/data/content/0/text", Deleted: "/data/gone"}}, whsec(stdKeyNew))
+	flat := MustStandardMapper(t, webhook.StandardConfig{})
+	env := MustStandardMapper(t, webhook.StandardConfig{Format: "markdown",
+		Fields: webhook.Fields{ID: "/data/id", Title: "/data/subject", Body: "/data/content/0/text", Deleted: "/data/gone"}})
 	tests := []struct {
 		name     string
-		ep       webhook.Endpoint
+		m        *webhook.StandardMapper
 		body     string
 		wantKind string
 		wantID   string
 		wantText string
 		wantErr  error
 	}{
-		{"text instead of body", ep, `{"id": 7, "text": "hello"}`, ingestd.JobItem, "7", "hello", nil},
-		{"deleted", ep, `{"id": "T-1", "deleted": true}`, ingestd.JobDelete, "T-1", "", nil},
+		{"text instead of body", flat, `{"id": 7, "text": "hello"}`, ingestd.JobItem, "7", "hello", nil},
+		{"deleted", flat, `{"id": "T-1", "deleted": true}`, ingestd.JobDelete, "T-1", "", nil},
 		{"envelope", env, `{"type":"x","data":{"id":"e1","subject":"S","content":[{"text":"B"}]}}`, ingestd.JobItem, "e1", "S\n\nB", nil},
 		{"envelope deleted", env, `{"data":{"id":"e1","gone":true}}`, ingestd.JobDelete, "e1", "", nil},
-		{"no id", ep, `{"title": "x"}`, "", "", "", webhook.ErrUnprocessable},
-		{"no text", ep, `{"id": "x"}`, "", "", "", webhook.ErrUnprocessable},
-		{"object id", ep, `{"id": {"a":1}, "title": "x"}`, "", "", "", webhook.ErrUnprocessable},
-		{"array", ep, `[1,2]`, "", "", "", webhook.ErrUnprocessable},
-		{"not json", ep, `nope`, "", "", "", webhook.ErrUnprocessable},
+		{"no id", flat, `{"title": "x"}`, "", "", "", webhook.ErrUnprocessable},
+		{"no text", flat, `{"id": "x"}`, "", "", "", webhook.ErrUnprocessable},
+		{"object id", flat, `{"id": {"a":1}, "title": "x"}`, "", "", "", webhook.ErrUnprocessable},
+		{"array", flat, `[1,2]`, "", "", "", webhook.ErrUnprocessable},
+		{"not json", flat, `nope`, "", "", "", webhook.ErrUnprocessable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job, err := webhook.StandardJob(tt.ep, []byte(tt.body), t0)
+			jobs, err := tt.m.Map(connectors.Delivery{Body: []byte(tt.body), SentAt: t0})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
 			if err != nil {
 				return
 			}
+			if len(jobs) != 1 {
+				t.Fatalf("jobs = %d, want 1", len(jobs))
+			}
+			job := jobs[0]
 			if job.Kind != tt.wantKind {
 				t.Errorf("kind = %s, want %s", job.Kind, tt.wantKind)
 			}
@@ -576,4 +640,41 @@ func mustJSON(tb testing.TB, v any) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+func MustStandardMapper(tb testing.TB, cfg webhook.StandardConfig) *webhook.StandardMapper {
+	tb.Helper()
+	m, err := webhook.NewStandardMapper("std", cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// rogueMapper maps every delivery to an item of another installation.
+type rogueMapper struct{}
+
+func (rogueMapper) Map(connectors.Delivery) ([]ingestd.Job, error) {
+	return []ingestd.Job{{Kind: ingestd.JobItem, Installation: "handbook", Item: &ingestd.Item{ExternalID: "x", Text: "x"}, At: t0}}, nil
+}
+
+// TestMapperCannotWriteElsewhere: a flavour whose mapping puts an item
+// into another installation than the one the delivery was signed for is
+// refused, and nothing is queued: the item would take that installation's
+// tier.
+func TestMapperCannotWriteElsewhere(t *testing.T) {
+	rogue := connectors.Flavor{Name: "rogue", Scheme: connectors.SchemeHubSignature,
+		New: func(string, any) (connectors.DeliveryMapper, error) { return rogueMapper{}, nil }}
+	ep, err := webhook.NewEndpoint("gh", rogue, nil, webhook.Config{}, []string{ghSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := MustHarness(t, map[string]webhook.Endpoint{"gh": ep}, 0)
+	body := MustPayload(t, "issues.opened.json")
+	if w := hs.postGitHub("/v1/webhooks/gh", "issues", "d1", signGitHub(ghSecret, body), body); w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("code = %d, want 422", w.Code)
+	}
+	if n := len(hs.Jobs()); n != 0 {
+		t.Errorf("%d jobs queued into another installation", n)
+	}
 }

@@ -1,0 +1,159 @@
+package connectors
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/ingestd/ingestd"
+)
+
+// Connector is what a kind builds for one installation: the Source every
+// installation has, and the abilities its kind declares for it. A nil
+// ability is one the installation does not have. cmd reaches an ability
+// only through these fields: it never asks which kind built a connector,
+// so a new kind with an ability needs no edit outside its own package and
+// the registry list.
+//
+// connectortest has the conformance cases of each ability (RunWatcher,
+// RunItemReader, RunFlavor); a kind's tests run them for what it declares.
+type Connector struct {
+	// Source syncs the installation. Required.
+	Source ingestd.Source
+	// Watcher, when set, reports changes at the source between passes:
+	// serve runs it and queues a sync of the installation on each report.
+	Watcher Watcher
+	// Reader, when set, reads one item named at run time: `ingestd ingest
+	// REF --installation ID` and, with RemoteRefs, POST
+	// /v1/installations/{id}/urls.
+	Reader ItemReader
+	// RemoteRefs says Reader's references may come from an API client,
+	// not only from the command line of the machine that holds the
+	// configuration. A URL fetched through the guard may; a kind whose
+	// references name the server's own files must leave it false.
+	RemoteRefs bool
+	// Intake, when set, accepts signed deliveries pushed to POST
+	// /v1/webhooks/{installation}.
+	Intake *Intake
+}
+
+// Watcher is the ability to report changes at the source as they happen
+// (IMAP IDLE), so serve syncs within seconds instead of at the next
+// interval. A report carries nothing: what changed is found by the sync
+// pass it queues, so a watcher cannot bring in an item a pass would not.
+type Watcher interface {
+	// Watch blocks until ctx ends, calling changed — from one goroutine,
+	// never concurrently — whenever the source may hold something the last
+	// pass did not see; a spurious call costs one pass. It rides out a
+	// broken connection itself (reconnecting with backoff). It returns nil
+	// once ctx ends, and an error only when watching cannot go on (EINVALID:
+	// the source refused the credentials); serve logs it and the
+	// installation keeps its interval.
+	Watch(ctx context.Context, changed func()) error
+}
+
+// ItemReader is the ability to ingest one item named at run time without a
+// pass: `ingestd ingest REF --installation ID` and POST
+// /v1/installations/{id}/urls. What a reference is belongs to the kind:
+// files takes a path (absolute or relative to the working directory), url
+// an http or https URL.
+type ItemReader interface {
+	// ReadOne returns the items ref names as a pass would Put them (a
+	// parent before its children), without a tier. It is held to the
+	// installation's scope as a pass is: a ref outside it (a path outside
+	// the root, a URL off the installation's sites or refused by the
+	// guard) is EINVALID naming the rule, and nothing is read; so is a ref
+	// the kind cannot parse. An item over the installation's size cap is
+	// ETOOLARGE; a ref that names nothing is ENOTFOUND or EINVALID. An
+	// ended ctx is an error, and nothing is read.
+	ReadOne(ctx context.Context, ref string) ([]ingestd.Item, error)
+}
+
+// Scheme names how a webhook sender signs its deliveries. Package
+// connectors/webhook verifies each scheme; a Flavor picks one.
+type Scheme string
+
+// Schemes.
+const (
+	// SchemeHubSignature is the X-Hub-Signature-256 header: "sha256=" and
+	// the hex HMAC-SHA256 of the body alone (GitHub, Gitea, Forgejo). No
+	// time is signed.
+	SchemeHubSignature Scheme = "hub-signature-256"
+	// SchemeStandardWebhooks is Standard Webhooks: webhook-id,
+	// webhook-timestamp and webhook-signature, an HMAC-SHA256 of
+	// "id.timestamp.body" under a whsec_ secret. The timestamp is signed
+	// and held to a tolerance.
+	SchemeStandardWebhooks Scheme = "standard-webhooks"
+)
+
+// Known reports whether this build verifies the scheme.
+func (s Scheme) Known() bool {
+	return s == SchemeHubSignature || s == SchemeStandardWebhooks
+}
+
+// Intake is the ability to accept deliveries pushed to POST
+// /v1/webhooks/{installation}: how they are signed, with which secrets,
+// and how a verified delivery becomes jobs. The intake (package
+// connectors/webhook) verifies every delivery before Mapper sees a byte of
+// it, drops replays and answers 202 only once the jobs are queued.
+type Intake struct {
+	Scheme Scheme
+	// Secrets are the signing keys (values, never variable names); a
+	// delivery signed with any of them verifies. At least one.
+	Secrets [][]byte
+	// Tolerance bounds a signed timestamp's distance from now.
+	Tolerance time.Duration
+	// ReplayWindow is how long an accepted delivery is remembered.
+	ReplayWindow time.Duration
+	// Mapper turns verified deliveries into jobs. Required.
+	Mapper DeliveryMapper
+}
+
+// Delivery is one pushed delivery whose signature verified.
+type Delivery struct {
+	// Header holds the request's headers. None of them is signed (the
+	// scheme covers the body and, for Standard Webhooks, the id and
+	// timestamp): a mapper may route on one (X-GitHub-Event) but takes
+	// every fact it stores from Body.
+	Header http.Header
+	// Body is the verified body.
+	Body []byte
+	// SentAt is the signed timestamp; zero when the scheme signs none.
+	SentAt time.Time
+}
+
+// DeliveryMapper turns the verified deliveries of one installation into
+// jobs.
+type DeliveryMapper interface {
+	// Map returns the jobs the delivery asks for, in order; none for a
+	// delivery that changes no document (a ping). Item and delete jobs are
+	// for the mapper's installation and carry At, the time of the state
+	// they describe, taken from the signed body (else SentAt), so a
+	// replayed or late delivery cannot roll a document back; items carry no
+	// tier. A sync job may name another installation. An error means the
+	// delivery cannot be mapped: the intake answers 422 with its message
+	// and drops the delivery, since the same body will not map better.
+	// Map does no I/O.
+	Map(d Delivery) ([]ingestd.Job, error)
+}
+
+// Flavor is a webhook flavour: one sender's signing scheme and the mapping
+// of its deliveries. A kind supplies its flavours in Kind.Flavors
+// (connectors/github supplies "github", connectors/webhook "standard");
+// an installation of the webhook kind names one with webhook.flavor and
+// finds it through Settings.Flavor, so the webhook kind imports no other
+// kind and a new sender is a new Flavor, not an edit of the intake.
+type Flavor struct {
+	Name   string
+	Scheme Scheme
+	// Settings, when set, returns a pointer to a new zero value of the
+	// flavour's own keys. They sit in the installation's webhook block
+	// beside the webhook kind's keys and are decoded with them (unknown
+	// keys refused); a key both declare is an error. Nil: the flavour has
+	// no keys.
+	Settings func() any
+	// New builds the mapper of one installation from its decoded settings
+	// (the value Settings returned, or nil for the defaults). Errors are
+	// EINVALID and name the key.
+	New func(installation string, settings any) (DeliveryMapper, error)
+}
