@@ -15,7 +15,7 @@ import (
 
 func mustOpen(tb testing.TB, path string) *Store {
 	tb.Helper()
-	s, err := Open(path, nil)
+	s, err := Open(context.Background(), path, nil)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
 	}
@@ -30,7 +30,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	_, err := Open(path, nil)
+	_, err := Open(context.Background(), path, nil)
 	if got := ingestd.ErrorCode(err); got != ingestd.EINVALID {
 		t.Fatalf("Open of a newer schema: %v (code %q), want EINVALID", err, got)
 	}

@@ -95,7 +95,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 	errs := make(chan error, 4)
 	for range cap(errs) {
 		go func() {
-			s, err := Open(path, nil)
+			s, err := Open(context.Background(), path, nil)
 			if err == nil {
 				err = s.Close()
 			}

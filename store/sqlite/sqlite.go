@@ -89,7 +89,7 @@ type Store struct {
 // migrations it has not had (see migrate.go). Returns EINVALID for a
 // database written by a newer schema than this build knows, EUNAVAILABLE
 // when the file cannot be opened.
-func Open(path string, o *Options) (*Store, error) {
+func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	registerDriver()
 	if o == nil {
 		o = &Options{}
@@ -117,7 +117,7 @@ func Open(path string, o *Options) (*Store, error) {
 	s.write.SetMaxIdleConns(1)
 	s.write.SetConnMaxLifetime(0)
 	s.write.SetConnMaxIdleTime(0)
-	if err := s.migrate(context.Background()); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		s.write.Close()
 		return nil, err
 	}
