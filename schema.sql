@@ -1,20 +1,23 @@
--- The canonical ingestd schema (SQLite dialect). store/sqlite applies it;
+-- The canonical ingestd schema (SQLite dialect), to read: what the numbered
+-- migrations of store/sqlite (store/sqlite/migrations) build, which a test
+-- proves. A change is a new migration and the same change here.
 -- store/postgres keeps its own variant with the same tables and columns.
 -- A document's tier is TEXT and NULL means undeclared; a value this build
 -- does not know is kept verbatim and read as untrusted-external.
 
-CREATE TABLE IF NOT EXISTS schema_version (
+-- One row per applied migration; the store creates it before the first.
+CREATE TABLE schema_version (
 	version INTEGER NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS installations (
+CREATE TABLE installations (
 	id         TEXT PRIMARY KEY,
 	kind       TEXT NOT NULL,
 	tier       TEXT,
 	updated_at TEXT NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS documents (
+CREATE TABLE documents (
 	id           TEXT PRIMARY KEY,
 	installation TEXT NOT NULL,
 	external_id  TEXT NOT NULL,
@@ -34,11 +37,11 @@ CREATE TABLE IF NOT EXISTS documents (
 	deleted_at   TEXT,
 	UNIQUE (installation, external_id)
 );
-CREATE INDEX IF NOT EXISTS documents_installation_status ON documents (installation, status);
-CREATE INDEX IF NOT EXISTS documents_tier ON documents (tier);
+CREATE INDEX documents_installation_status ON documents (installation, status);
+CREATE INDEX documents_tier ON documents (tier);
 
 -- seq is the rowid: it only grows, so a reader can catch up on new chunks.
-CREATE TABLE IF NOT EXISTS chunks (
+CREATE TABLE chunks (
 	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
 	id           TEXT NOT NULL UNIQUE,
 	document_id  TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
@@ -51,24 +54,24 @@ CREATE TABLE IF NOT EXISTS chunks (
 	embedder_id  TEXT NOT NULL DEFAULT '',
 	tier         TEXT
 );
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks (document_id, ordinal);
+CREATE INDEX chunks_document ON chunks (document_id, ordinal);
 
-CREATE TABLE IF NOT EXISTS links (
+CREATE TABLE links (
 	from_id  TEXT NOT NULL,
 	to_id    TEXT NOT NULL,
 	relation TEXT NOT NULL,
 	PRIMARY KEY (from_id, to_id, relation)
 );
-CREATE INDEX IF NOT EXISTS links_to ON links (to_id);
+CREATE INDEX links_to ON links (to_id);
 
-CREATE TABLE IF NOT EXISTS cursors (
+CREATE TABLE cursors (
 	installation TEXT NOT NULL,
 	key          TEXT NOT NULL,
 	value        TEXT NOT NULL,
 	PRIMARY KEY (installation, key)
 );
 
-CREATE TABLE IF NOT EXISTS embedding_cache (
+CREATE TABLE embedding_cache (
 	embedder_id TEXT NOT NULL,
 	text_hash   TEXT NOT NULL,
 	embedding   BLOB NOT NULL,
@@ -80,7 +83,10 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 -- chunks, so a chunk row and its index row come and go in one transaction.
 -- Chunks of deleted documents are deleted, so they leave the index with
 -- them; rejected documents stay indexed and are filtered by status.
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts4 (text, title, heading, tokenize=porter);
+CREATE VIRTUAL TABLE chunks_fts USING fts4 (text, title, heading, tokenize=porter);
+-- Let FTS4 merge its segments a little on every write, so a search looks
+-- up few of them. The setting persists in the file.
+INSERT INTO chunks_fts (chunks_fts) VALUES ('automerge=8');
 
 -- changes logs what an in-memory index over chunks cannot see by reading
 -- chunks with seq above the last it read: deleted chunks (chunk_seq), chunks
@@ -88,32 +94,32 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts4 (text, title, heading, 
 -- changed (document_id). Every process sharing the file catches up from it.
 -- Old rows are pruned; store_state 'changes_pruned_through' says how far, so
 -- a reader that fell behind that point reloads in full.
-CREATE TABLE IF NOT EXISTS changes (
+CREATE TABLE changes (
 	id          INTEGER PRIMARY KEY AUTOINCREMENT,
 	chunk_seq   INTEGER,
 	document_id TEXT
 );
 
-CREATE TABLE IF NOT EXISTS store_state (
+CREATE TABLE store_state (
 	key   TEXT PRIMARY KEY,
 	value INTEGER NOT NULL
 );
 
-CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
 	INSERT INTO chunks_fts (docid, text, title, heading)
 	SELECT new.seq, new.text, d.title, new.heading_path FROM documents d WHERE d.id = new.document_id;
 END;
 
-CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE docid = old.seq;
 	INSERT INTO changes (chunk_seq) VALUES (old.seq);
 END;
 
-CREATE TRIGGER IF NOT EXISTS chunks_au_embedding AFTER UPDATE OF embedding, embedder_id ON chunks BEGIN
+CREATE TRIGGER chunks_au_embedding AFTER UPDATE OF embedding, embedder_id ON chunks BEGIN
 	INSERT INTO changes (chunk_seq) VALUES (new.seq);
 END;
 
-CREATE TRIGGER IF NOT EXISTS documents_au_filter
+CREATE TRIGGER documents_au_filter
 AFTER UPDATE OF installation, source_kind, tier, status ON documents
 WHEN old.installation IS NOT new.installation OR old.source_kind IS NOT new.source_kind
 	OR old.tier IS NOT new.tier OR old.status IS NOT new.status
@@ -124,7 +130,7 @@ END;
 -- A document's parent and metadata are tier facts too (a derived
 -- document's tier in force follows its parent's; tier_by rules read the
 -- metadata), which the in-memory mirror holds.
-CREATE TRIGGER IF NOT EXISTS documents_au_facts
+CREATE TRIGGER documents_au_facts
 AFTER UPDATE OF parent_id, meta ON documents
 WHEN old.parent_id IS NOT new.parent_id OR old.meta IS NOT new.meta
 BEGIN

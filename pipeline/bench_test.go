@@ -59,7 +59,7 @@ func benchDocs(b *testing.B, n int) []ingestd.Item {
 
 func openBenchStore(b *testing.B) *sqlite.Store {
 	b.Helper()
-	st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
 		}
 		benchDirs = append(benchDirs, dir)
 		// As serve opens it: the mirror keeps what the tier_by rules read.
-		bs.s, bs.err = sqlite.Open(filepath.Join(dir, "bench.db"),
+		bs.s, bs.err = sqlite.Open(context.Background(), filepath.Join(dir, "bench.db"),
 			&sqlite.Options{MetaKeys: provenance.Declare(corpus.SyntheticInstallations(true)).MetaKeys()})
 		if bs.err != nil {
 			return

@@ -176,7 +176,7 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaK
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("data_dir: %w", err)
 		}
-		return sqlite.Open(filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
+		return sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
 	default:
 		return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
 	}

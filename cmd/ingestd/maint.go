@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/postgres"
+	"github.com/ingestd/ingestd/store/sqlite"
 )
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
@@ -26,7 +27,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	// Opening a store applies its migrations (under an advisory lock on
 	// Postgres); the version printed is the one the binary brings.
-	version := ingestd.SchemaVersion
+	version := sqlite.SchemaVersion()
 	pg, isPostgres := a.store.(*postgres.Store)
 	if isPostgres {
 		version = postgres.SchemaVersion()

@@ -97,7 +97,7 @@ func Open(ctx context.Context, o Options) (*Bench, error) {
 		}
 		b.closers = append(b.closers, func() { os.RemoveAll(dir) })
 	}
-	if b.store, err = sqlite.Open(filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log}); err != nil {
+	if b.store, err = sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	st := b.store

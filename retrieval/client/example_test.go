@@ -48,7 +48,7 @@ func Example() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(filepath.Join(dir, "ingestd.db"), nil)
+	store, err := sqlite.Open(context.Background(), filepath.Join(dir, "ingestd.db"), nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -59,7 +59,7 @@ func mustFixture(tb testing.TB, n int) *benchFixture {
 		}
 		benchDir = d
 	}
-	s, err := Open(filepath.Join(benchDir, fmt.Sprintf("bench-%d.db", n)), nil)
+	s, err := Open(context.Background(), filepath.Join(benchDir, fmt.Sprintf("bench-%d.db", n)), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func benchIngestData() ([]*ingestd.Document, [][]ingestd.Chunk) {
 // by one through PutDocument.
 func BenchmarkPutDocument(b *testing.B) {
 	docs, chunks := benchIngestData()
-	s, err := Open(filepath.Join(b.TempDir(), "put.db"), nil)
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "put.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func BenchmarkPutDocument(b *testing.B) {
 // with no existence check and nothing replaced.
 func BenchmarkInsertChunksDirect(b *testing.B) {
 	docs, chunks := benchIngestData()
-	s, err := Open(filepath.Join(b.TempDir(), "direct.db"), nil)
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "direct.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

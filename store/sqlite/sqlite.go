@@ -85,10 +85,11 @@ type Store struct {
 	closed      chan struct{}
 }
 
-// Open opens (creating if needed) the database at path, applies the schema
-// and checks its version. Returns EINVALID for a database written by a newer
-// schema than this build knows, EUNAVAILABLE when the file cannot be opened.
-func Open(path string, o *Options) (*Store, error) {
+// Open opens (creating if needed) the database at path and applies the
+// migrations it has not had (see migrate.go). Returns EINVALID for a
+// database written by a newer schema than this build knows, EUNAVAILABLE
+// when the file cannot be opened.
+func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	registerDriver()
 	if o == nil {
 		o = &Options{}
@@ -116,7 +117,7 @@ func Open(path string, o *Options) (*Store, error) {
 	s.write.SetMaxIdleConns(1)
 	s.write.SetConnMaxLifetime(0)
 	s.write.SetConnMaxIdleTime(0)
-	if err := s.migrate(); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		s.write.Close()
 		return nil, err
 	}
@@ -131,53 +132,6 @@ func Open(path string, o *Options) (*Store, error) {
 	s.vec = newVectors(s, o.MetaKeys)
 	s.text.now = time.Now
 	return s, nil
-}
-
-// migrate applies the schema and records or checks its version.
-func (s *Store) migrate() error {
-	ctx := context.Background()
-	if _, err := s.write.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
-		return unavailable("open %s", s.path, err)
-	}
-	var have sql.NullInt64
-	err := s.write.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&have)
-	if err != nil && !strings.Contains(err.Error(), "no such table") {
-		return unavailable("read schema version of %s", s.path, err)
-	}
-	if have.Valid && have.Int64 > ingestd.SchemaVersion {
-		return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d", s.path, have.Int64, ingestd.SchemaVersion)
-	}
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable("migrate %s", s.path, err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, ingestd.Schema); err != nil {
-		return fmt.Errorf("apply schema: %w", err)
-	}
-	// Re-read inside the write transaction: another process may have
-	// migrated meanwhile.
-	have = sql.NullInt64{}
-	if err := tx.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&have); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	switch {
-	case have.Valid && have.Int64 > ingestd.SchemaVersion:
-		return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d", s.path, have.Int64, ingestd.SchemaVersion)
-	case !have.Valid || have.Int64 < ingestd.SchemaVersion:
-		if _, err := tx.ExecContext(ctx, "DELETE FROM schema_version"); err != nil {
-			return fmt.Errorf("record schema version: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (?)", ingestd.SchemaVersion); err != nil {
-			return fmt.Errorf("record schema version: %w", err)
-		}
-	}
-	// Let FTS4 merge its segments a little on every write, so a search
-	// looks up few of them. The setting persists in the file.
-	if _, err := tx.ExecContext(ctx, "INSERT INTO chunks_fts (chunks_fts) VALUES ('automerge=8')"); err != nil {
-		return fmt.Errorf("set fts automerge: %w", err)
-	}
-	return tx.Commit()
 }
 
 // Close releases the connections. The Store must not be used after.

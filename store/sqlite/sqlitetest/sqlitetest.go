@@ -4,6 +4,7 @@
 package sqlitetest
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -21,7 +22,7 @@ func MustOpen(tb testing.TB) *sqlite.Store {
 // defaults) and closes it when the test ends.
 func MustOpenPath(tb testing.TB, path string, o *sqlite.Options) *sqlite.Store {
 	tb.Helper()
-	s, err := sqlite.Open(path, o)
+	s, err := sqlite.Open(context.Background(), path, o)
 	if err != nil {
 		tb.Fatalf("open sqlite store: %v", err)
 	}

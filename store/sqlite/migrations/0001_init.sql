@@ -1,0 +1,124 @@
+-- 0001: the schema as the first release created it. A database made
+-- before migrations were numbered records version 1 and holds at least
+-- this (that code applied its whole schema on every open).
+--
+-- A document's tier is TEXT and NULL means undeclared; a value this build
+-- does not know is kept verbatim and read as untrusted-external.
+
+CREATE TABLE installations (
+	id         TEXT PRIMARY KEY,
+	kind       TEXT NOT NULL,
+	tier       TEXT,
+	updated_at TEXT NOT NULL
+);
+
+CREATE TABLE documents (
+	id           TEXT PRIMARY KEY,
+	installation TEXT NOT NULL,
+	external_id  TEXT NOT NULL,
+	source_kind  TEXT NOT NULL,
+	item_kind    TEXT NOT NULL DEFAULT '',
+	uri          TEXT NOT NULL DEFAULT '',
+	title        TEXT NOT NULL DEFAULT '',
+	author       TEXT NOT NULL DEFAULT '',
+	created_at   TEXT,
+	updated_at   TEXT,
+	content_hash TEXT NOT NULL,
+	tier         TEXT,
+	status       TEXT NOT NULL DEFAULT 'active',
+	parent_id    TEXT,
+	meta         TEXT NOT NULL DEFAULT '{}',
+	ingested_at  TEXT NOT NULL,
+	deleted_at   TEXT,
+	UNIQUE (installation, external_id)
+);
+CREATE INDEX documents_installation_status ON documents (installation, status);
+CREATE INDEX documents_tier ON documents (tier);
+
+-- seq is the rowid: it only grows, so a reader can catch up on new chunks.
+CREATE TABLE chunks (
+	seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+	id           TEXT NOT NULL UNIQUE,
+	document_id  TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+	ordinal      INTEGER NOT NULL,
+	heading_path TEXT NOT NULL DEFAULT '[]',
+	text         TEXT NOT NULL,
+	fenced       TEXT NOT NULL,
+	tokens       INTEGER NOT NULL DEFAULT 0,
+	embedding    BLOB,
+	embedder_id  TEXT NOT NULL DEFAULT '',
+	tier         TEXT
+);
+CREATE INDEX chunks_document ON chunks (document_id, ordinal);
+
+CREATE TABLE links (
+	from_id  TEXT NOT NULL,
+	to_id    TEXT NOT NULL,
+	relation TEXT NOT NULL,
+	PRIMARY KEY (from_id, to_id, relation)
+);
+CREATE INDEX links_to ON links (to_id);
+
+CREATE TABLE cursors (
+	installation TEXT NOT NULL,
+	key          TEXT NOT NULL,
+	value        TEXT NOT NULL,
+	PRIMARY KEY (installation, key)
+);
+
+CREATE TABLE embedding_cache (
+	embedder_id TEXT NOT NULL,
+	text_hash   TEXT NOT NULL,
+	embedding   BLOB NOT NULL,
+	PRIMARY KEY (embedder_id, text_hash)
+);
+
+-- Full-text index over the searchable chunks (FTS4: the driver builds it
+-- without build tags). docid is chunks.seq; triggers keep it in step with
+-- chunks, so a chunk row and its index row come and go in one transaction.
+-- Chunks of deleted documents are deleted, so they leave the index with
+-- them; rejected documents stay indexed and are filtered by status.
+CREATE VIRTUAL TABLE chunks_fts USING fts4 (text, title, heading, tokenize=porter);
+
+-- changes logs what an in-memory index over chunks cannot see by reading
+-- chunks with seq above the last it read: deleted chunks (chunk_seq), chunks
+-- whose vector changed (chunk_seq) and documents whose filter fields
+-- changed (document_id). Every process sharing the file catches up from it.
+-- Old rows are pruned; store_state 'changes_pruned_through' says how far, so
+-- a reader that fell behind that point reloads in full.
+CREATE TABLE changes (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	chunk_seq   INTEGER,
+	document_id TEXT
+);
+
+CREATE TABLE store_state (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+	INSERT INTO chunks_fts (docid, text, title, heading)
+	SELECT new.seq, new.text, d.title, new.heading_path FROM documents d WHERE d.id = new.document_id;
+END;
+
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunks_fts WHERE docid = old.seq;
+	INSERT INTO changes (chunk_seq) VALUES (old.seq);
+END;
+
+CREATE TRIGGER chunks_au_embedding AFTER UPDATE OF embedding, embedder_id ON chunks BEGIN
+	INSERT INTO changes (chunk_seq) VALUES (new.seq);
+END;
+
+CREATE TRIGGER documents_au_filter
+AFTER UPDATE OF installation, source_kind, tier, status ON documents
+WHEN old.installation IS NOT new.installation OR old.source_kind IS NOT new.source_kind
+	OR old.tier IS NOT new.tier OR old.status IS NOT new.status
+BEGIN
+	INSERT INTO changes (document_id) VALUES (new.id);
+END;
+
+-- Let FTS4 merge its segments a little on every write, so a search looks
+-- up few of them. The setting persists in the file.
+INSERT INTO chunks_fts (chunks_fts) VALUES ('automerge=8');
