@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -150,6 +151,23 @@ func TestSplit(t *testing.T) {
 			want: []goldenChunk{
 				{Text: "## A", HeadingPath: []string{"A"}, Tokens: 2},
 				{Text: "# B\ntext", HeadingPath: []string{"B"}, Tokens: 4},
+			},
+		},
+		{
+			name: "a deeper heading that does not fit after the gap starts a chunk", text: "# A\n## B", format: ingestd.FormatMarkdown,
+			opts: &chunker.Options{MaxTokens: 4},
+			want: []goldenChunk{{Text: "# A", HeadingPath: []string{"A"}, Tokens: 2}, {Text: "## B", HeadingPath: []string{"A", "B"}, Tokens: 2}},
+		},
+		{
+			// A heading over budget is split like a block; its last piece
+			// (here with one token of overlap, the default 15% of 13)
+			// must not take the next heading's path (issue 21).
+			name: "a piece of a split heading ends its chunk", text: "# 0A000AA0000A00000000 0 0A\n## 0", format: ingestd.FormatMarkdown,
+			opts: &chunker.Options{MaxTokens: 13},
+			want: []goldenChunk{
+				{Text: "# 0A000AA0000A00000000 0", HeadingPath: []string{"0A000AA0000A00000000 0 0A"}, Tokens: 12},
+				{Text: "0 0A", HeadingPath: []string{"0A000AA0000A00000000 0 0A"}, Tokens: 3},
+				{Text: "## 0", HeadingPath: []string{"0A000AA0000A00000000 0 0A", "0"}, Tokens: 2},
 			},
 		},
 		{
@@ -313,5 +331,55 @@ func checkChunks(tb testing.TB, text, format string, opts *chunker.Options, chun
 	}
 	if again := chunker.Split(text, format, opts); !reflect.DeepEqual(again, chunks) {
 		tb.Fatal("splitting the same text again gives different chunks")
+	}
+}
+
+// TestSplitSectionBoundaries splits texts where a block too long for its
+// chunk meets a section or quote boundary, at every small budget and with
+// overlap off, default and on. Beyond checkChunks (no overlap across a
+// boundary), a chunk's heading path must not name a heading whose line
+// starts after the chunk ends.
+func TestSplitSectionBoundaries(t *testing.T) {
+	const long = "alpha beta gamma delta epsilon zeta eta"
+	for _, tt := range []struct {
+		name, text, format string
+	}{
+		{"atx 1 then 2", "# " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"atx 2 then 4", "## " + long + "\n#### Omega\ntext", ingestd.FormatMarkdown},
+		{"atx 5 then 6", "##### " + long + "\n###### Omega\ntext", ingestd.FormatMarkdown},
+		{"atx closed then deeper", "# " + long + " #\n\n## Omega ##\n\ntext", ingestd.FormatMarkdown},
+		{"atx then same level", "## " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"atx chain", "# " + long + "\n## Omega\n### Sigma\ntext", ingestd.FormatMarkdown},
+		{"setext 1 then atx 2", long + "\n===\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"setext 2 then atx 3", long + "\n---\n### Omega\ntext", ingestd.FormatMarkdown},
+		{"setext two lines", "alpha beta gamma\ndelta epsilon zeta eta\n===\nOmega\n---\ntext", ingestd.FormatMarkdown},
+		{"short headings", "# A\n## Omega", ingestd.FormatMarkdown},
+		{"block quote then heading", "> " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"code then heading", "```\nalpha beta\ngamma delta\nepsilon zeta\n```\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"heading then code", "# Omega\n```\nalpha beta\ngamma delta\nepsilon zeta\n```\n## Sigma", ingestd.FormatMarkdown},
+		{"unclosed fence", "# Omega\n~~~\nalpha beta\ngamma delta\n## not a heading", ingestd.FormatMarkdown},
+		{"quote then new text", "> " + long + "\nnew text here", ingestd.FormatMail},
+		{"new text then quote", "new " + long + "\n> quoted text here", ingestd.FormatMail},
+		{"attribution", long + "\nOn Tue, Ann wrote:\n> " + long, ingestd.FormatMail},
+	} {
+		for _, overlap := range []int{-1, 0, 1, 3} {
+			for maxTok := 1; maxTok <= 12; maxTok++ {
+				opts := &chunker.Options{MaxTokens: maxTok, OverlapTokens: overlap}
+				t.Run(fmt.Sprintf("%s/max%d/overlap%d", tt.name, maxTok, overlap), func(t *testing.T) {
+					chunks := chunker.Split(tt.text, tt.format, opts)
+					checkChunks(t, tt.text, tt.format, opts, chunks)
+					for i, c := range chunks {
+						if len(c.HeadingPath) == 0 {
+							continue
+						}
+						h := strings.Index(tt.text, strings.Fields(c.HeadingPath[len(c.HeadingPath)-1])[0])
+						line := strings.LastIndexByte(tt.text[:h], '\n') + 1
+						if end := offsetOf(tt.text, c.Text) + len(c.Text); line >= end {
+							t.Errorf("chunk %d %q has heading path %q, whose last heading starts after it", i, c.Text, c.HeadingPath)
+						}
+					}
+				})
+			}
+		}
 	}
 }
