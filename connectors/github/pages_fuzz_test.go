@@ -2,6 +2,8 @@ package github_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -47,6 +49,15 @@ func FuzzSyncPages(f *testing.F) {
 	f.Add(uint8(0), []byte(`[null, 1, "x", {"number":-1,"updated_at":"0000-01-01T00:00:00Z"}]`), "<http://127.0.0.1:1/>; rel=next")
 
 	api := MustFakeAPI(f)
+	// A Link may name any host: only the fake API answers, so a run never
+	// waits on a connection to elsewhere.
+	onlyAPI := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != api.Listener.Addr().String() {
+			return nil, fmt.Errorf("dial %s: only the fake API is reachable", addr)
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}}
 	api.setJSON(f, "/repos/o/r", `"repo"`, map[string]any{"full_name": "o/r", "default_branch": "main", "html_url": "https://github.com/o/r"})
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte, link string) {
 		list := fuzzLists[int(kind)%len(fuzzLists)]
@@ -67,7 +78,11 @@ func FuzzSyncPages(f *testing.F) {
 		api.Requests()
 
 		clock := &fakeClock{now: t0}
-		src := MustSource(t, api, clock, github.Config{Repos: []string{"o/r"}, Include: github.Include{Docs: no()}})
+		src, err := github.NewSource("gh", github.Config{Repos: []string{"o/r"}, Include: github.Include{Docs: no()}, BaseURL: api.URL + "/"},
+			github.Options{Token: "t0k", Now: clock.Now, Sleep: clock.Sleep, HTTPClient: onlyAPI})
+		if err != nil {
+			t.Fatal(err)
+		}
 		pass := connectortest.New(nil)
 		if err := src.Sync(context.Background(), pass); err != nil {
 			t.Fatalf("Sync: %v", err)
@@ -94,4 +109,3 @@ func FuzzSyncPages(f *testing.F) {
 		}
 	})
 }
-
