@@ -109,7 +109,11 @@ func (n *mimeNode) write(w *bytes.Buffer, depth int) {
 	}
 	fmt.Fprintf(w, "Content-Type: %s\r\n", formatMediaType(ct, params))
 	if n.filename != "" {
-		fmt.Fprintf(w, "Content-Disposition: %s\r\n", formatMediaType("attachment", map[string]string{"filename": n.filename}))
+		d := mime.FormatMediaType("attachment", map[string]string{"filename": n.filename})
+		if d == "" { // a name mime cannot write: the part has none
+			d, n.filename = "attachment", ""
+		}
+		fmt.Fprintf(w, "Content-Disposition: %s\r\n", d)
 	}
 	if n.cte != "" {
 		fmt.Fprintf(w, "Content-Transfer-Encoding: %s\r\n", n.cte)
@@ -158,6 +162,8 @@ func FuzzMIME(f *testing.F) {
 	f.Add([]byte{nodeRelated | 0x10, nodeHTML | 0x20, nodeBinary | 0x20}, []byte{0, 1, 2, 0xff, '\r', '\n'}, "", "Grüße 2024.txt")
 	f.Add([]byte{nodeMixed, nodeMixed, nodeMixed, nodeMixed, nodeMixed, nodeMixed, nodeMixed, nodePlain}, []byte("+AGEAYgBj-"), "utf-7", "")
 	f.Add([]byte{nodeMixed | 0x10, nodePlain | 0x60, nodeTextFile | 0x70}, []byte("\x1b$B$3$s$K$A$O\x1b(B"), "iso-2022-jp", "=?utf-8?q?a?=")
+	f.Add([]byte{nodeMixed | 0x10, nodePlain | 0x30, nodeMessage, nodeMixed | 0x10, nodeBinary | 0x20, nodePlain}, []byte("a \nb\t\n\tc  "), "utf-8", "inner.bin")
+	f.Add([]byte{nodeMixed | 0x10, nodeBinary | 0x30, nodePlain | 0x30}, []byte("x =\n==41 \n"), "", "a\"b;c=d\\e")
 	f.Fuzz(func(t *testing.T, shape, data []byte, cs, name string) {
 		if len(shape) > 64 || len(data) > 4096 || len(cs) > 64 || len(name) > 256 {
 			return
@@ -177,17 +183,21 @@ func FuzzMIME(f *testing.F) {
 
 		// Round trips, when the data cannot be mistaken for structure.
 		clean := !bytes.Contains(data, []byte("=_ingestd")) && !bytes.ContainsAny(data, "\r\x00")
-		var walk func(n *mimeNode, mixedOnly bool)
-		walk = func(n *mimeNode, mixedOnly bool) {
+		// mixedOnly: every ancestor is multipart/mixed; outer: no ancestor
+		// is an attached message (whose parts are its own message's).
+		var walk func(n *mimeNode, mixedOnly, outer bool)
+		walk = func(n *mimeNode, mixedOnly, outer bool) {
 			switch n.kind {
 			case nodeMixed:
 				for _, p := range n.parts {
-					walk(p, mixedOnly)
+					walk(p, mixedOnly, outer)
 				}
-			case nodeAlternative, nodeRelated, nodeDigest, nodeMessage:
+			case nodeAlternative, nodeRelated, nodeDigest:
 				for _, p := range n.parts {
-					walk(p, false)
+					walk(p, false, outer)
 				}
+			case nodeMessage:
+				walk(n.parts[0], false, false)
 			case nodePlain:
 				cte := strings.ToLower(n.cte)
 				if !mixedOnly || !clean || !utf8.Valid(n.data) || cte == "binary" || cte == "x-uuencode" ||
@@ -199,7 +209,7 @@ func FuzzMIME(f *testing.F) {
 				}
 			case nodeBinary:
 				cte := strings.ToLower(n.cte)
-				if cte != "base64" && cte != "quoted-printable" {
+				if !outer || cte != "base64" && cte != "quoted-printable" {
 					return
 				}
 				for _, a := range m.Attachments {
@@ -210,7 +220,7 @@ func FuzzMIME(f *testing.F) {
 				t.Fatalf("attachment %q of %d bytes (%s) not found in %+v\n%s", n.filename, len(n.data), n.cte, m.Attachments, raw.Bytes())
 			}
 		}
-		walk(root, true)
+		walk(root, true, true)
 	})
 }
 
