@@ -264,12 +264,14 @@ func flatText(data []byte) (title, text string, err error) {
 		case html.ErrorToken:
 			return w.title, strings.TrimSpace(w.b.String()), nil
 		case html.TextToken:
+			// The tokenizer passes NUL through; the parser drops it.
+			text := strings.ReplaceAll(string(z.Text()), "\x00", "")
 			switch {
 			case skip != 0:
 			case inTitle:
-				w.title = collapse(w.title + " " + string(z.Text()))
+				w.title = collapse(w.title + " " + text)
 			default:
-				w.words(string(z.Text()))
+				w.words(text)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
