@@ -149,6 +149,7 @@ type packer struct {
 	approx bool // two of its units touch without whitespace, so tokens may be high
 	fresh  bool // it holds text no chunk has emitted (false while it holds only overlap)
 	body   bool // it holds more than headings
+	piece  bool // it holds a piece of a block that was split (or the overlap of one)
 
 	// Where the open chunk's units start, the latest len(marks) of them:
 	// the overlap prefers to start at one.
@@ -209,27 +210,27 @@ func (p *packer) add(us, ue, tok int, levels []level, inSplit bool) {
 			gap = CountTokens(p.src[p.ce:us])
 		}
 		if p.tokens+gap+tok <= p.max {
-			p.extend(us, ue, gap, tok)
+			p.extend(us, ue, gap, tok, inSplit)
 			return
 		}
 		if tok <= p.max {
 			if p.fresh {
 				p.flush(inSplit) // an overlap tail it keeps ends where the chunk did: same gap
 				if p.cs >= 0 && p.tokens+gap+tok <= p.max {
-					p.extend(us, ue, gap, tok)
+					p.extend(us, ue, gap, tok, inSplit)
 					return
 				}
 			}
-			p.start(us, ue, tok) // drops overlap that leaves no room for the unit
+			p.start(us, ue, tok, inSplit) // drops overlap that leaves no room for the unit
 			return
 		}
 	} else if tok <= p.max {
-		p.start(us, ue, tok)
+		p.start(us, ue, tok, inSplit)
 		return
 	}
 	if len(levels) == 0 { // unreachable: a rune counts at most one token and max >= 1
 		p.flush(false)
-		p.start(us, ue, tok)
+		p.start(us, ue, tok, inSplit)
 		return
 	}
 	lv, rest := levels[0], levels[1:]
@@ -242,15 +243,18 @@ func (p *packer) add(us, ue, tok int, levels []level, inSplit bool) {
 	}
 }
 
-func (p *packer) start(us, ue, tok int) {
+// start opens a chunk with the unit src[us:ue] of tok tokens; piece says
+// the unit is a piece of a block being split.
+func (p *packer) start(us, ue, tok int, piece bool) {
 	p.cs, p.ce, p.tokens = us, ue, tok
-	p.approx, p.fresh, p.body = false, true, p.blockBody
+	p.approx, p.fresh, p.body, p.piece = false, true, p.blockBody, piece
 	p.nmarks = 0
 }
 
 // extend adds the unit src[us:ue] of tok tokens to the open chunk, after
-// whitespace of gap tokens.
-func (p *packer) extend(us, ue, gap, tok int) {
+// whitespace of gap tokens; piece says the unit is a piece of a block
+// being split.
+func (p *packer) extend(us, ue, gap, tok int, piece bool) {
 	// Units are trimmed and everything between them is whitespace, so
 	// counts add up exactly unless two units touch (a cut inside a word):
 	// then the sum may be high.
@@ -262,6 +266,7 @@ func (p *packer) extend(us, ue, gap, tok int) {
 	p.tokens += tok
 	p.fresh = true
 	p.body = p.body || p.blockBody
+	p.piece = p.piece || piece
 }
 
 // flush emits the open chunk if it holds new text. With overlap, and when
@@ -281,7 +286,7 @@ func (p *packer) flush(overlap bool) {
 		if overlap && p.overlap > 0 && p.ce > p.blockStart {
 			if o, tok := p.overlapStart(); o > p.cs {
 				p.cs, p.tokens = o, tok
-				p.approx, p.fresh = false, false
+				p.approx, p.fresh, p.piece = false, false, true
 				p.nmarks = 0
 				return
 			}
@@ -354,6 +359,16 @@ func (p *packer) overlapStart() (start, tokens int) {
 	return word, wordTok
 }
 
+// fits reports whether the span src[us:ue] fits into the open chunk, with
+// the whitespace between them, as add would find it.
+func (p *packer) fits(us, ue int) bool {
+	gap := 0
+	if us > p.ce {
+		gap = CountTokens(p.src[p.ce:us])
+	}
+	return p.tokens+gap+countTokens(p.src[us:ue], p.max) <= p.max
+}
+
 // headingPath returns the current heading path, building a new slice only
 // when it changed.
 func (p *packer) headingPath() []string {
@@ -372,10 +387,14 @@ func (p *packer) headingPath() []string {
 
 // heading starts a markdown section at the heading src[bs:be] with the
 // given level and text. The open chunk is flushed unless it holds only
-// headings above this one and the heading fits beside them.
+// whole headings above this one and the heading fits beside them: the
+// chunk takes this section's heading path, which is right only for
+// headings the chunk holds whole. A piece of a heading too long for one
+// chunk began in a chunk emitted under the section before (and may repeat
+// its tail as overlap), so it ends its chunk.
 func (p *packer) heading(lvl int, text string, bs, be int) {
 	bs, be = trimSpan(p.src, bs, be)
-	if p.cs >= 0 && (p.body || lvl <= p.lastLevel || p.tokens+CountTokens(p.src[bs:be]) > p.max) {
+	if p.cs >= 0 && (p.body || p.piece || lvl <= p.lastLevel || !p.fits(bs, be)) {
 		p.flush(false)
 	}
 	i := len(p.heads)

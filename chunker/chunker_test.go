@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -153,6 +154,23 @@ func TestSplit(t *testing.T) {
 			},
 		},
 		{
+			name: "a deeper heading that does not fit after the gap starts a chunk", text: "# A\n## B", format: ingestd.FormatMarkdown,
+			opts: &chunker.Options{MaxTokens: 4},
+			want: []goldenChunk{{Text: "# A", HeadingPath: []string{"A"}, Tokens: 2}, {Text: "## B", HeadingPath: []string{"A", "B"}, Tokens: 2}},
+		},
+		{
+			// A heading over budget is split like a block; its last piece
+			// (here with one token of overlap, the default 15% of 13)
+			// must not take the next heading's path (issue 21).
+			name: "a piece of a split heading ends its chunk", text: "# 0A000AA0000A00000000 0 0A\n## 0", format: ingestd.FormatMarkdown,
+			opts: &chunker.Options{MaxTokens: 13},
+			want: []goldenChunk{
+				{Text: "# 0A000AA0000A00000000 0", HeadingPath: []string{"0A000AA0000A00000000 0 0A"}, Tokens: 12},
+				{Text: "0 0A", HeadingPath: []string{"0A000AA0000A00000000 0 0A"}, Tokens: 3},
+				{Text: "## 0", HeadingPath: []string{"0A000AA0000A00000000 0 0A", "0"}, Tokens: 2},
+			},
+		},
+		{
 			name: "heading inside fence is code", text: "```\n# not a heading\n```\nafter", format: ingestd.FormatMarkdown,
 			want: []goldenChunk{{Text: "```\n# not a heading\n```\nafter", Tokens: 11}},
 		},
@@ -256,9 +274,10 @@ func offsetOf(s, sub string) int {
 
 // checkChunks asserts what holds for every Split result: chunks are
 // non-empty trimmed slices of the input, in order, within budget, counted
-// right, covering every non-space character; chunks overlap only within
-// one section and quotedness and by at most the overlap budget; and
-// splitting again gives the same chunks.
+// right, covering every non-space character; a markdown chunk's heading
+// path does not name a heading after it; chunks overlap only within one
+// section and quotedness and by at most the overlap budget; and splitting
+// again gives the same chunks.
 func checkChunks(tb testing.TB, text, format string, opts *chunker.Options, chunks []chunker.Chunk) {
 	tb.Helper()
 	maxTok, overlap := chunker.DefaultMaxTokens, 0
@@ -294,6 +313,19 @@ func checkChunks(tb testing.TB, text, format string, opts *chunker.Options, chun
 		if start <= prevStart {
 			tb.Fatalf("chunk %d starts at %d, not after chunk %d at %d", i, start, i-1, prevStart)
 		}
+		if n := len(c.HeadingPath); format == ingestd.FormatMarkdown && n > 0 {
+			// The deepest heading of the path is on a line the chunk
+			// reaches (a piece of a split heading line can be its marks).
+			end := start + len(c.Text)
+			if nl := strings.IndexByte(text[end:], '\n'); nl >= 0 {
+				end += nl
+			} else {
+				end = len(text)
+			}
+			if h := strings.Fields(c.HeadingPath[n-1])[0]; !strings.Contains(text[:end], h) {
+				tb.Errorf("chunk %d %q has heading path %q, whose last heading comes after it", i, c.Text, c.HeadingPath)
+			}
+		}
 		if start < covered { // overlaps the previous chunk
 			prev := chunks[i-1]
 			if ov := chunker.CountTokens(text[start:covered]); ov > overlap {
@@ -313,5 +345,43 @@ func checkChunks(tb testing.TB, text, format string, opts *chunker.Options, chun
 	}
 	if again := chunker.Split(text, format, opts); !reflect.DeepEqual(again, chunks) {
 		tb.Fatal("splitting the same text again gives different chunks")
+	}
+}
+
+// TestSplitSectionBoundaries splits texts where a block too long for its
+// chunk meets a section or quote boundary, at every small budget and with
+// overlap off, default and on, and checks them with checkChunks: no
+// overlap across a boundary, no heading path naming a later heading.
+func TestSplitSectionBoundaries(t *testing.T) {
+	const long = "alpha beta gamma delta epsilon zeta eta"
+	for _, tt := range []struct {
+		name, text, format string
+	}{
+		{"atx 1 then 2", "# " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"atx 2 then 4", "## " + long + "\n#### Omega\ntext", ingestd.FormatMarkdown},
+		{"atx 5 then 6", "##### " + long + "\n###### Omega\ntext", ingestd.FormatMarkdown},
+		{"atx closed then deeper", "# " + long + " #\n\n## Omega ##\n\ntext", ingestd.FormatMarkdown},
+		{"atx then same level", "## " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"atx chain", "# " + long + "\n## Omega\n### Sigma\ntext", ingestd.FormatMarkdown},
+		{"setext 1 then atx 2", long + "\n===\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"setext 2 then atx 3", long + "\n---\n### Omega\ntext", ingestd.FormatMarkdown},
+		{"setext two lines", "alpha beta gamma\ndelta epsilon zeta eta\n===\nOmega\n---\ntext", ingestd.FormatMarkdown},
+		{"short headings", "# A\n## Omega", ingestd.FormatMarkdown},
+		{"block quote then heading", "> " + long + "\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"code then heading", "```\nalpha beta\ngamma delta\nepsilon zeta\n```\n## Omega\ntext", ingestd.FormatMarkdown},
+		{"heading then code", "# Omega\n```\nalpha beta\ngamma delta\nepsilon zeta\n```\n## Sigma", ingestd.FormatMarkdown},
+		{"unclosed fence", "# Omega\n~~~\nalpha beta\ngamma delta\n## not a heading", ingestd.FormatMarkdown},
+		{"quote then new text", "> " + long + "\nnew text here", ingestd.FormatMail},
+		{"new text then quote", "new " + long + "\n> quoted text here", ingestd.FormatMail},
+		{"attribution", long + "\nOn Tue, Ann wrote:\n> " + long, ingestd.FormatMail},
+	} {
+		for _, overlap := range []int{-1, 0, 1, 3} {
+			for maxTok := 1; maxTok <= 12; maxTok++ {
+				opts := &chunker.Options{MaxTokens: maxTok, OverlapTokens: overlap}
+				t.Run(fmt.Sprintf("%s/max%d/overlap%d", tt.name, maxTok, overlap), func(t *testing.T) {
+					checkChunks(t, tt.text, tt.format, opts, chunker.Split(tt.text, tt.format, opts))
+				})
+			}
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package chunker
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -99,8 +101,10 @@ func TestSentences(t *testing.T) {
 	}
 }
 
+// FuzzSentences checks the one-pass token count and sentence cut against
+// the slow ones on any text. Seeds: the golden inputs and a few edge cases.
 func FuzzSentences(f *testing.F) {
-	for _, s := range []string{"One two three. Four five six.", "日本。東京。", "a.\u0301 b! c? 「x。」y", "e.g. Dr. Who. A. B. c."} {
+	for _, s := range append(goldenInputs(f), "One two three. Four five six.", "日本。東京。", "a.\u0301 b! c? 「x。」y", "e.g. Dr. Who. A. B. c.") {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -114,4 +118,22 @@ func FuzzSentences(f *testing.F) {
 		}
 		checkSentences(t, s)
 	})
+}
+
+// goldenInputs returns the input of every golden case under testdata.
+func goldenInputs(tb testing.TB) []string {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "input.*"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no golden inputs under testdata: %v", err)
+	}
+	var out []string
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
 }

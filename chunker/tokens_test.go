@@ -73,7 +73,13 @@ func TestCountTokensAllocs(t *testing.T) {
 	}
 }
 
+// FuzzCountTokens checks CountTokens' bounds and how counts of the two
+// sides of a split add up. Seeds: the golden inputs, split in the middle,
+// and a few edge cases.
 func FuzzCountTokens(f *testing.F) {
+	for _, c := range MustGoldenCases(f) {
+		f.Add(c.input, uint16(len(c.input)/2))
+	}
 	for _, s := range []string{"", "hello world", "a.b,c", "e\u0301x", "検索 ストア", "👩‍💻 ok", "\xff\xfe abc"} {
 		f.Add(s, uint16(3))
 	}

@@ -240,6 +240,21 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return secondaryWait, true
 }
 
+// again reports whether ref names a page of a listing already read (read
+// holds their resolved URLs) and records it: a Link rel="next" that leads
+// back would page forever.
+func (a *api) again(read map[string]bool, ref string) bool {
+	u, err := a.resolve(ref)
+	if err != nil {
+		return false // get reports it
+	}
+	if read[u] {
+		return true
+	}
+	read[u] = true
+	return false
+}
+
 // nextLink returns the rel="next" URL of a Link header, "" when none.
 func nextLink(h string) string {
 	for _, part := range strings.Split(h, ",") {

@@ -117,7 +117,11 @@ func (s *Source) repoNames(ctx context.Context) ([]string, error) {
 	out := slices.Clone(s.cfg.Repos)
 	if s.cfg.Org != "" {
 		next := "orgs/" + url.PathEscape(s.cfg.Org) + "/repos?type=all&per_page=" + strconv.Itoa(s.cfg.PerPage)
+		read := map[string]bool{}
 		for next != "" {
+			if s.api.again(read, next) {
+				return nil, fmt.Errorf("list org %s repos: Link rel=next leads back to %s, a page already read", s.cfg.Org, next)
+			}
 			var page []*gh.Repository
 			resp, err := s.api.get(ctx, next, "", &page)
 			if err != nil {
@@ -244,7 +248,11 @@ func (s *Source) listSince(ctx context.Context, pass ingestd.Pass, key, path str
 	next := path + "?" + q.Encode()
 	etag := cur.ETag
 	newCur := listCursor{Since: cur.Since, Boundary: slices.Clone(cur.Boundary)}
+	read := map[string]bool{}
 	for first := true; next != ""; first = false {
+		if s.api.again(read, next) {
+			return fmt.Errorf("list %s: Link rel=next leads back to %s, a page already read", path, next)
+		}
 		var page []json.RawMessage
 		resp, err := s.api.get(ctx, next, etag, &page)
 		if first && errors.Is(err, errNotModified) {

@@ -55,14 +55,15 @@ func extract(resp *response) page {
 // decode returns body as UTF-8: the charset named by the Content-Type, else
 // a byte-order mark, else an HTML meta charset, else UTF-8 when the bytes
 // are valid UTF-8, else windows-1252 (what browsers assume). Bytes invalid
-// in the chosen charset become U+FFFD.
+// in the chosen charset become U+FFFD. (A UTF-8 guess is made from the
+// first 1024 bytes and decodes with encoding.Nop, which checks nothing.)
 func decode(body []byte, contentType string) string {
 	enc, _, _ := charset.DetermineEncoding(body, contentType)
 	out, err := enc.NewDecoder().Bytes(body)
 	if err != nil {
-		return strings.ToValidUTF8(string(body), "\uFFFD")
+		out = body
 	}
-	return string(out)
+	return strings.ToValidUTF8(string(out), "\uFFFD")
 }
 
 func extractHTML(text string, pageURL *url.URL) page {

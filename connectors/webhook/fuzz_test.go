@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,19 @@ import (
 // FuzzVerifySignature checks that neither verifier panics and that a
 // signature passes only when it is the true HMAC of the body.
 func FuzzVerifySignature(f *testing.F) {
+	var vectors struct {
+		Vectors []struct {
+			Secret    string `json:"secret"`
+			Payload   string `json:"payload"`
+			Signature string `json:"x_hub_signature_256"`
+		} `json:"vectors"`
+	}
+	if err := json.Unmarshal(MustPayload(f, "signature_vectors.json"), &vectors); err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range vectors.Vectors { // the published vectors
+		f.Add([]byte(v.Secret), []byte(v.Payload), v.Signature, "msg_1", "1709294400")
+	}
 	f.Add([]byte("It's a Secret to Everybody"), []byte("Hello, World!"), "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", "msg_1", "1709294400")
 	f.Add([]byte("k"), []byte("{}"), "v1,AAAA v1,", "", "-1")
 	f.Add([]byte(""), []byte(""), "sha256=", "id", "99999999999999999999")
@@ -61,8 +76,13 @@ func containsDecoded(header string, want []byte) bool {
 // mappers (the github one supplied by connectors/github): they may refuse,
 // never panic, and an accepted job always names its document.
 func FuzzDecodePayload(f *testing.F) {
-	for _, name := range []string{"issues.opened.json", "issue_comment.deleted.json", "pull_request.closed.json", "push.with-new-branch.json", "issues.transferred.json"} {
-		f.Add("issues", MustPayload(f, name))
+	payloads, err := filepath.Glob(filepath.Join(hooksDir, "*.*.json"))
+	if err != nil || len(payloads) == 0 {
+		f.Fatalf("no payloads in %s: %v", hooksDir, err)
+	}
+	for _, p := range payloads { // every recorded delivery, under its event
+		event, _, _ := strings.Cut(filepath.Base(p), ".")
+		f.Add(event, MustPayload(f, filepath.Base(p)))
 	}
 	f.Add("pull_request", []byte(`{"pull_request":null,"repository":{"full_name":"a/b"}}`))
 	f.Add("standard", []byte(`{"id":1,"title":"t","deleted":"yes"}`))

@@ -277,7 +277,9 @@ func firstID(v string) string {
 }
 
 // allIDs returns the <id>s of a References field, in order, without
-// brackets; a field with no brackets is split on whitespace.
+// brackets; a field with no brackets is split on whitespace. Each id is
+// valid UTF-8 without NUL or line breaks (an id that is nothing else is
+// dropped): ids become external ids, which PostgreSQL stores as text.
 func allIDs(v string) []string {
 	var ids []string
 	rest := v
@@ -298,10 +300,13 @@ func allIDs(v string) []string {
 	if len(ids) == 0 {
 		ids = strings.Fields(v)
 	}
-	for i, id := range ids {
-		ids[i] = strings.ToValidUTF8(id, "\uFFFD")
+	out := ids[:0]
+	for _, id := range ids {
+		if id = strings.TrimSpace(cleanHeader(id)); id != "" {
+			out = append(out, id)
+		}
 	}
-	return ids
+	return out
 }
 
 // mediaType parses a Content-Type or Content-Disposition value. What

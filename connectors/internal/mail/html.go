@@ -58,6 +58,11 @@ var dropped = map[atom.Atom]bool{
 	atom.Object: true, atom.Select: true, atom.Textarea: true,
 }
 
+// maxListIndent caps the indentation of list items, in levels: each item
+// repeats its depth, so without a cap a message of a hundred nested lists
+// would come out about a hundred times its size as text.
+const maxListIndent = 4
+
 type textWriter struct {
 	b     strings.Builder
 	nl    int  // newlines at the end of b; 2 at the start so no leading ones
@@ -110,7 +115,7 @@ func (w *textWriter) walk(n *html.Node) {
 		return
 	case a == atom.Li:
 		w.block(1)
-		w.b.WriteString(strings.Repeat("  ", max(w.lists-1, 0)) + "- ")
+		w.b.WriteString(strings.Repeat("  ", min(max(w.lists-1, 0), maxListIndent)) + "- ")
 		w.nl, w.space = 0, false
 		w.children(n)
 		w.block(1)
@@ -259,12 +264,14 @@ func flatText(data []byte) (title, text string, err error) {
 		case html.ErrorToken:
 			return w.title, strings.TrimSpace(w.b.String()), nil
 		case html.TextToken:
+			// The tokenizer passes NUL through; the parser drops it.
+			text := strings.ReplaceAll(string(z.Text()), "\x00", "")
 			switch {
 			case skip != 0:
 			case inTitle:
-				w.title = collapse(w.title + " " + string(z.Text()))
+				w.title = collapse(w.title + " " + text)
 			default:
-				w.words(string(z.Text()))
+				w.words(text)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
