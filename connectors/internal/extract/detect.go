@@ -24,8 +24,10 @@ const HeadBytes = 1024
 // a zip archive is Unknown whatever the name says, and a PDF named
 // "x.docx" is a PDF. A zip archive is an ODT when it says so in its
 // "mimetype" entry, a DOCX when its first entries are WordprocessingML's,
-// and otherwise what its name or media type says (a zip named ".zip" is
-// Unknown). With an empty head, the media type and then the name decide.
+// Unknown when they are a spreadsheet's or a presentation's, and otherwise
+// what its name or media type says; an Office Open XML package with no
+// name or media type is taken for a DOCX (Extract then says if it is
+// not). With an empty head, the media type and then the name decide.
 func Detect(name, contentType string, head []byte) Format {
 	byLabel := labelFormat(name, contentType)
 	if len(head) == 0 {
@@ -51,8 +53,14 @@ func Detect(name, contentType string, head []byte) Format {
 	if bytes.Contains(head, []byte("word/")) {
 		return DOCX
 	}
+	if bytes.Contains(head, []byte("xl/")) || bytes.Contains(head, []byte("ppt/")) {
+		return Unknown // a spreadsheet or a presentation
+	}
 	if byLabel == PDF {
 		return Unknown // a zip is not a PDF whatever its name
+	}
+	if byLabel == Unknown && (bytes.Contains(head, []byte("[Content_Types].xml")) || bytes.Contains(head, []byte("_rels/.rels"))) {
+		return DOCX // an Office Open XML package that says nothing else
 	}
 	return byLabel
 }

@@ -35,21 +35,13 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 	if _, err := r.ReadAt(data, 0); err != nil && !(err == io.EOF && size > 0) {
 		return ingestd.Errorf(ingestd.EINVALID, "read: %v", err)
 	}
-	c, err := takeCensus(data, lim)
-	if err != nil {
+	if _, err := takeCensus(data, lim); err != nil {
 		return err
 	}
-	_ = c
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	pr, err := reader.ParseWithOptions(data, reader.ReadOptions{
-		MemoryLimits: reader.MemoryLimits{
-			MaxStreamSize:  lim.MaxStreamBytes,
-			MaxTotalAlloc:  lim.MaxDecompressedBytes,
-			MaxObjectCount: lim.MaxObjects,
-		},
-	})
+	pr, err := parsePDF(data, lim)
 	if err != nil {
 		return pdfError(err, lim)
 	}
@@ -86,6 +78,18 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 		}
 	}
 	return nil
+}
+
+// parsePDF opens a PDF with the parser's own limits set from ours. Tests
+// replace it to check that a panic inside it is an error.
+var parsePDF = func(data []byte, lim *Limits) (*reader.PdfReader, error) {
+	return reader.ParseWithOptions(data, reader.ReadOptions{
+		MemoryLimits: reader.MemoryLimits{
+			MaxStreamSize:  lim.MaxStreamBytes,
+			MaxTotalAlloc:  lim.MaxDecompressedBytes,
+			MaxObjectCount: lim.MaxObjects,
+		},
+	})
 }
 
 // pageSpans returns the visible and invisible text runs of page i. An

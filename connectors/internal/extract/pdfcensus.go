@@ -326,10 +326,10 @@ func (c *census) checkTree() error {
 				p, v = p+pages[k], v+visits[k]
 			}
 			if p > maxPages {
-				return &LimitError{Limit: "MaxPages", Max: maxPages, What: fmt.Sprintf("PDF page tree listing more than %d pages", p-1)}
+				return &LimitError{Limit: "MaxPages", Max: maxPages, What: fmt.Sprintf("PDF page tree listing at least %d pages", p)}
 			}
 			if v > maxVisits {
-				return &LimitError{Limit: "MaxPages", Max: maxPages, What: fmt.Sprintf("PDF page tree of more than %d nodes to walk", maxVisits)}
+				return &LimitError{Limit: "MaxPages", Max: maxPages, What: fmt.Sprintf("PDF page tree of at least %d nodes to walk", v)}
 			}
 		}
 		color[n] = black
