@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,7 @@ func TestHostile(t *testing.T) {
 		errText string // an EINVALID error containing this, or
 		defect  string // a document with a defect containing this
 		check   func(t *testing.T, d *Doc)
+		alloc   uint64 // when set, the most Extract may allocate
 	}{
 		{name: "docx zip bomb", format: DOCX, data: bomb, limit: "MaxCompressionRatio"},
 		{name: "docx zip bomb under a generous ratio", format: DOCX, data: bomb,
@@ -206,20 +208,20 @@ func TestHostile(t *testing.T) {
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids "+dagKids("3 0 R", 1000)+" >>",
 			"<< /Type /Pages /Kids "+dagKids("4 0 R", 1000)+" >>",
-			"<< /Type /Page /MediaBox [0 0 10 10] >>"), limit: "MaxPages"},
+			"<< /Type /Page /MediaBox [0 0 10 10] >>"), limit: "MaxPages", alloc: 16 << 20},
 		{name: "pdf page tree of a billion pages", format: PDF, data: buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids "+dagKids("3 0 R", 1000)+" >>",
 			"<< /Type /Pages /Kids "+dagKids("4 0 R", 1000)+" >>",
 			"<< /Type /Pages /Kids "+dagKids("5 0 R", 1000)+" >>",
-			"<< /Type /Page /MediaBox [0 0 10 10] >>"), limit: "MaxPages"},
+			"<< /Type /Page /MediaBox [0 0 10 10] >>"), limit: "MaxPages", alloc: 16 << 20},
 		{name: "pdf page tree with Kids by reference", format: PDF, data: buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids 5 0 R >>",
 			"<< /Type /Pages /Kids 6 0 R >>",
 			"<< /Type /Page /MediaBox [0 0 10 10] >>",
 			dagKids("3 0 R", 1000),
-			dagKids("4 0 R", 1000)), limit: "MaxPages"},
+			dagKids("4 0 R", 1000)), limit: "MaxPages", alloc: 16 << 20},
 		{name: "pdf page tree cycle", format: PDF, data: buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] >>",
@@ -280,9 +282,16 @@ func TestHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			start := time.Now()
 			d, err := extractBytes(context.Background(), tt.format, tt.data, tt.lim)
-			t.Logf("%d bytes in, %v, err: %v", len(tt.data), time.Since(start).Round(time.Millisecond), err)
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes in, %v, %d KiB allocated, err: %v", len(tt.data), time.Since(start).Round(time.Millisecond), alloc>>10, err)
+			if tt.alloc > 0 && alloc > tt.alloc {
+				t.Errorf("allocated %d KiB, want at most %d KiB", alloc>>10, tt.alloc>>10)
+			}
 			switch {
 			case tt.limit != "":
 				var le *LimitError

@@ -63,10 +63,11 @@ func takeCensus(data []byte, lim *Limits) (*census, error) {
 			return nil, err
 		}
 	}
-	if n := len(c.objects); n > lim.MaxObjects {
-		return nil, &LimitError{Limit: "MaxObjects", Max: int64(lim.MaxObjects), What: fmt.Sprintf("PDF of %d objects", n)}
-	}
 	return c, c.checkTree()
+}
+
+func (c *census) tooMany() error {
+	return &LimitError{Limit: "MaxObjects", Max: int64(c.lim.MaxObjects), What: fmt.Sprintf("PDF of more than %d objects", c.lim.MaxObjects)}
 }
 
 // scan reads every "N G obj" at the top level of the file.
@@ -102,6 +103,9 @@ func (c *census) scan(data []byte) error {
 			continue
 		}
 		c.objects[num] = struct{}{}
+		if len(c.objects) > c.lim.MaxObjects {
+			return c.tooMany()
+		}
 		if s, ok := obj.(*core.PdfStream); ok {
 			if name(s.Dict.Get("Type")) == "ObjStm" {
 				c.objStms = append(c.objStms, objStm{num: num, gen: gen, dict: s.Dict, raw: streamBytes(data, start, tok.Pos(), s.Dict)})
@@ -245,6 +249,9 @@ func (c *census) readObjStm(s objStm, dec *core.Decryptor) error {
 			continue
 		}
 		c.objects[e.num] = struct{}{}
+		if len(c.objects) > c.lim.MaxObjects {
+			return c.tooMany()
+		}
 		c.object(e.num, obj)
 	}
 	return nil
