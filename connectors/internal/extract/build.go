@@ -31,7 +31,7 @@ func newBuilder(f Format, maxText int64) *builder {
 // defect records a partial problem once (the same message twice is kept
 // once, so a broken element repeated a million times costs one line).
 func (b *builder) defect(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := safeMessage(fmt.Sprintf(format, args...))
 	for _, d := range b.d.Defects {
 		if d == msg {
 			return
@@ -44,6 +44,19 @@ func (b *builder) defect(format string, args ...any) {
 
 // maxDefects bounds Doc.Defects; a hostile file cannot grow it further.
 const maxDefects = 100
+
+// maxMessage bounds one defect or error message, which may quote input.
+const maxMessage = 500
+
+// safeMessage makes a message that may quote the input fit to store and
+// show: valid UTF-8, one line, at most maxMessage bytes.
+func safeMessage(s string) string {
+	s = oneLine(clean(s))
+	if len(s) > maxMessage {
+		s = cutUTF8(s, maxMessage-len("…")) + "…"
+	}
+	return s
+}
 
 // newSection closes the current section and opens one with loc.
 func (b *builder) newSection(s Section) {

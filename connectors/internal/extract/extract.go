@@ -245,10 +245,25 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limi
 		return nil, fmt.Errorf("extract %q: %w", string(format), ErrUnknownFormat)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", format.name(), err)
+		err = fmt.Errorf("extract %s: %w", format.name(), err)
+		if msg := err.Error(); msg != safeMessage(msg) {
+			// A message that quotes the input (a parser's) is made safe
+			// to store and show; the error chain is kept.
+			err = &safeError{msg: safeMessage(msg), err: err}
+		}
+		return nil, err
 	}
 	return b.doc(), nil
 }
+
+// safeError shows a message made fit to store in place of err's own.
+type safeError struct {
+	msg string
+	err error
+}
+
+func (e *safeError) Error() string { return e.msg }
+func (e *safeError) Unwrap() error { return e.err }
 
 // errorf returns an EINVALID error: the input is not a readable document.
 func errorf(format string, args ...any) error {

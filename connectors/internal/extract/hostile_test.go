@@ -40,6 +40,14 @@ func buildPDF(objs ...string) []byte {
 	return b.Bytes()
 }
 
+// prevLoop makes the trailer of a PDF built by buildPDF name its own
+// cross-reference table as the previous one.
+func prevLoop(pdf []byte) []byte {
+	i := bytes.LastIndex(pdf, []byte("startxref\n"))
+	x := strings.TrimSpace(strings.SplitN(string(pdf[i+len("startxref\n"):]), "\n", 2)[0])
+	return bytes.Replace(pdf, []byte("/Root 1 0 R >>"), []byte("/Root 1 0 R /Prev "+x+" >>"), 1)
+}
+
 // stream returns a PDF stream object of data, Flate-compressed.
 func stream(data []byte) string {
 	var z bytes.Buffer
@@ -233,6 +241,14 @@ func TestHostile(t *testing.T) {
 					t.Errorf("text %q", got)
 				}
 			}},
+		{name: "pdf xref whose Prev is itself", format: PDF, data: prevLoop(buildPDF(onePage("hello")...)), alloc: 16 << 20,
+			check: func(t *testing.T, d *Doc) {
+				if got := d.Text(); !strings.Contains(got, "hello") {
+					t.Errorf("text %q", got)
+				}
+			}},
+		{name: "pdf xref section starting at object 2000000000", format: PDF, alloc: 16 << 20,
+			data: bytes.Replace(buildPDF(onePage("hello")...), []byte("xref\n0 5"), []byte("xref\n2000000000 5"), 1)},
 		{name: "pdf contents that refer to themselves", format: PDF, data: buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] >>",
