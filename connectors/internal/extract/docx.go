@@ -14,8 +14,9 @@ import (
 // styles (which paragraph styles are headings), the numbering (bullets or
 // numbers), the footnotes and endnotes, and docProps/core.xml (title and
 // author). Elements are matched by local name, so Transitional and Strict
-// namespaces read alike. Deleted text (tracked changes), field codes and
-// the duplicate fallback of alternate content are left out.
+// namespaces read alike. Deleted text (tracked changes), field codes, the
+// duplicate fallback of alternate content, comments, and page headers and
+// footers are left out.
 
 type docxStyle struct {
 	name     string

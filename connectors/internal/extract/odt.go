@@ -12,9 +12,9 @@ import (
 // encoding/xml: content.xml for the text (headings are text:h with their
 // outline level; lists take bullet or number from their list style in
 // content.xml or styles.xml), meta.xml for the title and author. Tracked
-// deletions, annotations and generated indexes (a table of contents
-// repeats the headings) are left out; text boxes are read after the
-// paragraph that anchors them.
+// deletions, annotations, page headers and footers, and generated indexes
+// (a table of contents repeats the headings) are left out; text boxes are
+// read after the paragraph that anchors them.
 
 type odt struct {
 	a         *archive
@@ -255,6 +255,15 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 		return o.walk(x, "list", inner)
 	case "list-item", "list-header", "section", "index-body", "deletion-wrapper":
 		return o.walk(x, se.Name.Local, lc)
+	case "frame":
+		// A frame anchored to the page: its text boxes' paragraphs.
+		var parts []string
+		err := o.collect(x, "frame", &parts)
+		for _, p := range parts {
+			o.endList()
+			o.b.paragraph(p)
+		}
+		return err
 	case "table":
 		o.endList()
 		return o.table(x, func(row []string) { o.b.tableRow(row) })
