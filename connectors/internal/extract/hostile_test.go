@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/ascii85"
 	"errors"
 	"fmt"
 	"io"
@@ -407,5 +408,120 @@ func TestParserPanicIsAnError(t *testing.T) {
 	_, err := extractBytes(context.Background(), PDF, data, nil)
 	if err == nil || !strings.Contains(err.Error(), "parser panicked: boom") || ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// buildObjStmPDF writes a PDF (1.5) whose objects numbered in packed are
+// stored in one object stream, encoded by the filter (flate, a85flate or
+// lzw: an LZW stream the census cannot read), with a cross-reference
+// stream. objs[i] is object i+1; the object stream and the
+// cross-reference stream come after them.
+func buildObjStmPDF(objs []string, packed map[int]bool, filter string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.5\n")
+	n := len(objs)
+	stmNum, xrefNum := n+1, n+2
+	type entry struct{ typ, f2, f3 int }
+	entries := make([]entry, xrefNum+1)
+	entries[0] = entry{0, 0, 65535}
+	var header, body bytes.Buffer
+	idx := 0
+	for i, o := range objs {
+		num := i + 1
+		if packed[num] {
+			fmt.Fprintf(&header, "%d %d ", num, body.Len())
+			body.WriteString(o + "\n")
+			entries[num] = entry{2, stmNum, idx}
+			idx++
+			continue
+		}
+		entries[num] = entry{1, b.Len(), 0}
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", num, o)
+	}
+	raw := append([]byte(header.String()), body.Bytes()...)
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write(raw)
+	w.Close()
+	data, filt := z.Bytes(), "/FlateDecode"
+	switch filter {
+	case "a85flate":
+		var a bytes.Buffer
+		e := ascii85.NewEncoder(&a)
+		e.Write(z.Bytes())
+		e.Close()
+		a.WriteString("~>")
+		data, filt = a.Bytes(), "[/ASCII85Decode /FlateDecode]"
+	case "lzw":
+		filt = "/LZWDecode"
+	}
+	entries[stmNum] = entry{1, b.Len(), 0}
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /ObjStm /N %d /First %d /Length %d /Filter %s >>\nstream\n%s\nendstream\nendobj\n",
+		stmNum, idx, header.Len(), len(data), filt, data)
+	entries[xrefNum] = entry{1, b.Len(), 0}
+	var x bytes.Buffer
+	for _, e := range entries {
+		x.WriteByte(byte(e.typ))
+		x.Write([]byte{byte(e.f2 >> 24), byte(e.f2 >> 16), byte(e.f2 >> 8), byte(e.f2)})
+		x.Write([]byte{byte(e.f3 >> 8), byte(e.f3)})
+	}
+	xoff := b.Len()
+	fmt.Fprintf(&b, "%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Length %d >>\nstream\n%s\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n",
+		xrefNum, xrefNum+1, x.Len(), x.Bytes(), xoff)
+	return b.Bytes()
+}
+
+// TestPageTreeInObjectStream: the census reads page-tree nodes stored in
+// object streams, and refuses a file whose object streams it cannot read
+// rather than let the parser walk a tree it has not counted.
+func TestPageTreeInObjectStream(t *testing.T) {
+	kids := func(ref string) string { return "[" + strings.Repeat(ref+" ", 1000) + "]" }
+	dag := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids " + kids("3 0 R") + " >>",
+		"<< /Type /Pages /Kids " + kids("4 0 R") + " >>",
+		"<< /Type /Page /MediaBox [0 0 10 10] >>",
+	}
+	small := onePage("packed")
+	packed := map[int]bool{2: true, 3: true}
+	tests := []struct {
+		name  string
+		data  []byte
+		limit string
+		err   string
+		text  string
+	}{
+		{"readable and small", buildObjStmPDF(small, map[int]bool{2: true}, "flate"), "", "", "packed"},
+		{"flate", buildObjStmPDF(dag, packed, "flate"), "MaxPages", "", ""},
+		{"ascii85 then flate", buildObjStmPDF(dag, packed, "a85flate"), "MaxPages", "", ""},
+		{"a filter the census does not read", buildObjStmPDF(small, map[int]bool{2: true}, "lzw"), "", "object stream 5", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			d, err := extractBytes(context.Background(), PDF, tt.data, nil)
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("allocated %d KiB", alloc>>10)
+			}
+			switch {
+			case tt.limit != "":
+				if !IsLimit(err, tt.limit) {
+					t.Fatalf("err = %v, want the %s limit", err, tt.limit)
+				}
+			case tt.err != "":
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.err)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := d.Text(); !strings.Contains(got, tt.text) {
+					t.Errorf("text %q", got)
+				}
+			}
+		})
 	}
 }

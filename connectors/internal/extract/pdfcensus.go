@@ -3,9 +3,14 @@ package extract
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/ascii85"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"unicode"
 
 	"github.com/carlos7ags/folio/core"
 	"github.com/carlos7ags/folio/reader"
@@ -220,7 +225,7 @@ func (c *census) readObjStm(s objStm, dec *core.Decryptor) error {
 			return nil // the parser will say what is wrong with it
 		}
 	}
-	data, err := c.inflate(raw, s.dict)
+	data, err := c.decode(s.num, raw, s.dict)
 	if err != nil || data == nil {
 		return err
 	}
@@ -257,40 +262,72 @@ func (c *census) readObjStm(s objStm, dec *core.Decryptor) error {
 	return nil
 }
 
-// inflate decodes a FlateDecode object stream within the decompression
-// limits; other filters are left to the parser (nil, nil).
-func (c *census) inflate(raw []byte, d *core.PdfDictionary) ([]byte, error) {
+// decode undoes the filters of an object stream — FlateDecode,
+// ASCII85Decode and ASCIIHexDecode, in any chain, within the
+// decompression limits. An object stream encoded otherwise is refused:
+// the parser could read page-tree nodes in it that the census has not
+// counted.
+func (c *census) decode(num int, raw []byte, d *core.PdfDictionary) ([]byte, error) {
+	var filters []string
 	switch f := d.Get("Filter").(type) {
 	case nil:
-		return raw, nil
 	case *core.PdfName:
-		if f.Value != "FlateDecode" {
-			return nil, nil
-		}
+		filters = []string{f.Value}
 	case *core.PdfArray:
-		if f.Len() != 1 || name(f.At(0)) != "FlateDecode" {
-			return nil, nil
+		for _, e := range f.All() {
+			filters = append(filters, name(e))
 		}
 	default:
-		return nil, nil
+		filters = []string{"?"}
 	}
-	if d.Get("DecodeParms") != nil {
-		return nil, nil
+	unreadable := func() error {
+		return errorf("PDF object stream %d is encoded with %q, which is not read", num, filters)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, nil
+	if p := d.Get("DecodeParms"); p != nil {
+		if _, isNull := p.(*core.PdfNull); !isNull {
+			return nil, unreadable()
+		}
 	}
 	max := min(c.lim.MaxStreamBytes, c.lim.MaxDecompressedBytes-c.inflated)
-	out, err := io.ReadAll(io.LimitReader(zr, max+1))
-	c.inflated += int64(len(out))
-	if int64(len(out)) > max {
-		return nil, &LimitError{Limit: "MaxStreamBytes", Max: c.lim.MaxStreamBytes, What: "PDF object stream inflating to " + fmt.Sprint(len(out)) + "+ bytes"}
+	data := raw
+	for _, f := range filters {
+		var r io.Reader
+		switch f {
+		case "FlateDecode", "Fl":
+			zr, err := zlib.NewReader(bytes.NewReader(data))
+			if err != nil {
+				return nil, nil // unreadable by the parser too
+			}
+			r = zr
+		case "ASCII85Decode", "A85":
+			a := bytes.TrimSpace(data)
+			a = bytes.TrimSuffix(bytes.TrimPrefix(a, []byte("<~")), []byte("~>"))
+			r = ascii85.NewDecoder(bytes.NewReader(a))
+		case "ASCIIHexDecode", "AHx":
+			h := bytes.Map(func(r rune) rune {
+				if r == '>' || unicode.IsSpace(r) {
+					return -1
+				}
+				return r
+			}, data)
+			if len(h)%2 == 1 {
+				h = append(h, '0')
+			}
+			r = hex.NewDecoder(bytes.NewReader(h))
+		default:
+			return nil, unreadable()
+		}
+		out, err := io.ReadAll(io.LimitReader(r, max+1))
+		c.inflated += int64(len(out))
+		if int64(len(out)) > max {
+			return nil, &LimitError{Limit: "MaxStreamBytes", Max: c.lim.MaxStreamBytes, What: fmt.Sprintf("PDF object stream %d inflating to more bytes", num)}
+		}
+		if err != nil && len(out) == 0 {
+			return nil, nil
+		}
+		data = out
 	}
-	if err != nil && len(out) == 0 {
-		return nil, nil
-	}
-	return out, nil
+	return data, nil
 }
 
 // checkTree refuses a page tree that has a cycle, is too deep, or whose
@@ -343,7 +380,7 @@ func (c *census) checkTree() error {
 		pages[n], visits[n] = p, v
 		return nil
 	}
-	for n := range c.nodes {
+	for _, n := range slices.Sorted(maps.Keys(c.nodes)) {
 		if color[n] == white {
 			if err := walk(n, 0); err != nil {
 				return err
