@@ -115,8 +115,8 @@ func TestHostile(t *testing.T) {
 	big := func(n int, s string) string { return strings.Repeat(s, n) }
 	dagKids := func(ref string, n int) string { return "[" + big(n, ref+" ") + "]" }
 
-	// A zip bomb: 50 MB of one letter in document.xml, about 50 KB zipped.
-	bomb := docxOf(t, `<w:p><w:r><w:t>`+big(50<<20, "a")+`</w:t></w:r></w:p>`)
+	// A zip bomb: 20 MB of one letter in document.xml, about 20 KB zipped.
+	bomb := docxOf(t, `<w:p><w:r><w:t>`+big(20<<20, "a")+`</w:t></w:r></w:p>`)
 
 	// A DOCX of 100,000 entries.
 	var many bytes.Buffer
