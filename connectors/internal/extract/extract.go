@@ -3,7 +3,7 @@
 // reader can follow back to the source: the page of a PDF ("p. 3"), the
 // heading path of a DOCX or ODT ("Refunds > Steps").
 //
-// Everything it reads was written by someone else and may be hostile, so
+// Everything it reads comes from outside and may be hostile, so
 // every cost is bounded by Limits: input size, pages, objects, decompressed
 // bytes, zip entries and compression ratio, XML depth and tokens, extracted
 // text, and the context's deadline. Going over a limit is a *LimitError
