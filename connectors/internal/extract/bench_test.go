@@ -78,7 +78,7 @@ func BenchmarkCensus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, data := range files {
-			if _, err := takeCensus(data, &lim); err != nil {
+			if _, err := takeCensus(context.Background(), data, &lim); err != nil {
 				b.Fatal(err)
 			}
 		}

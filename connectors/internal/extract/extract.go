@@ -207,8 +207,9 @@ var ErrUnknownFormat = ingestd.Errorf(ingestd.EINVALID, "not a PDF, DOCX or ODT 
 // ErrUnknownFormat for a format it does not read; an EINVALID error naming
 // the problem for input that is not a readable document, including a
 // panic inside a parser; ctx.Err() (wrapped) when ctx ends first — ctx is
-// checked between pages and every few thousand XML tokens, so one step
-// of bounded cost may finish after the deadline. Going over MaxTextBytes is
+// checked between PDF pages, every few thousand PDF objects while they
+// are counted and every few thousand XML tokens, so one step of bounded
+// cost (opening a PDF, reading one page) may finish after the deadline. Going over MaxTextBytes is
 // not an error: the text is cut and Doc.Defects says so.
 func Extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limits *Limits) (doc *Doc, err error) {
 	lim, err := limits.withDefaults()

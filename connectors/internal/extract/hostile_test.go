@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/carlos7ags/folio/core"
 	"github.com/carlos7ags/folio/reader"
 
 	"github.com/ingestd/ingestd"
@@ -523,5 +524,25 @@ func TestPageTreeInObjectStream(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestContextEndsWhileCounting: a context that ends while the census
+// counts a large PDF's objects stops it there, before the parser runs.
+func TestContextEndsWhileCounting(t *testing.T) {
+	objs := onePage("hello")
+	for range 200_000 {
+		objs = append(objs, "0")
+	}
+	data := buildPDF(objs...)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &census{objects: map[int]struct{}{}, nodes: map[int][]int{}, arrays: map[int][]int{},
+		kidsRef: map[int]int{}, encDicts: map[int]*core.PdfDictionary{}, nextNeg: -1, lim: &Limits{MaxObjects: 1 << 30}, ctx: ctx}
+	cancel()
+	if err := c.scan(data); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := len(c.objects); n > ctxEvery {
+		t.Errorf("counted %d objects after the context ended, want at most %d", n, ctxEvery)
 	}
 }

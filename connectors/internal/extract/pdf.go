@@ -35,7 +35,7 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 	if _, err := r.ReadAt(data, 0); err != nil && !(err == io.EOF && size > 0) {
 		return ingestd.Errorf(ingestd.EINVALID, "read: %v", err)
 	}
-	if _, err := takeCensus(data, lim); err != nil {
+	if _, err := takeCensus(ctx, data, lim); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {

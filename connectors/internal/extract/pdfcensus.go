@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"compress/zlib"
+	"context"
 	"encoding/ascii85"
 	"encoding/hex"
 	"errors"
@@ -42,6 +43,7 @@ type census struct {
 	nextNeg  int // next synthetic number for an inline node
 	inflated int64
 	lim      *Limits
+	ctx      context.Context // checked every ctxEvery objects
 }
 
 type objStm struct {
@@ -53,9 +55,9 @@ type objStm struct {
 // maxTreeDepth matches the parser's own cap on page-tree depth.
 const maxTreeDepth = 256
 
-func takeCensus(data []byte, lim *Limits) (*census, error) {
+func takeCensus(ctx context.Context, data []byte, lim *Limits) (*census, error) {
 	c := &census{objects: map[int]struct{}{}, nodes: map[int][]int{}, arrays: map[int][]int{},
-		kidsRef: map[int]int{}, encDicts: map[int]*core.PdfDictionary{}, nextNeg: -1, lim: lim}
+		kidsRef: map[int]int{}, encDicts: map[int]*core.PdfDictionary{}, nextNeg: -1, lim: lim, ctx: ctx}
 	if err := c.scan(data); err != nil {
 		return nil, err
 	}
@@ -101,6 +103,11 @@ func (c *census) scan(data []byte) error {
 		}
 		num, gen := int(prev[0].Int), int(prev[1].Int)
 		prev = [2]reader.Token{}
+		if len(c.objects)%ctxEvery == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		start := tok.Pos()
 		obj, err := reader.NewParser(tok).ParseObject()
 		if err != nil {
