@@ -22,7 +22,8 @@ const HeadBytes = 1024
 //
 // The content decides when there is any: a head that is neither a PDF nor
 // a zip archive is Unknown whatever the name says, and a PDF named
-// "x.docx" is a PDF. A zip archive is an ODT when it says so in its
+// "x.docx" is a PDF. A PDF starts with "%PDF-", or has it in its first
+// KiB when its name or media type says PDF. A zip archive is an ODT when it says so in its
 // "mimetype" entry, a DOCX when its first entries are WordprocessingML's,
 // Unknown when they are a spreadsheet's or a presentation's, and otherwise
 // what its name or media type says; an Office Open XML package with no
@@ -36,7 +37,10 @@ func Detect(name, contentType string, head []byte) Format {
 	if len(head) > HeadBytes {
 		head = head[:HeadBytes]
 	}
-	if bytes.Contains(head, []byte("%PDF-")) {
+	// A PDF starts with its header; readers accept junk before it within
+	// the first KiB, which is believed only of a file labelled a PDF (a
+	// text that quotes "%PDF-" stays text).
+	if bytes.HasPrefix(head, []byte("%PDF-")) || byLabel == PDF && bytes.Contains(head, []byte("%PDF-")) {
 		return PDF
 	}
 	if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {

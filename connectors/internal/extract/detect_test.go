@@ -15,7 +15,8 @@ func TestDetect(t *testing.T) {
 	}{
 		{"pdf by content", "", "", pdf, PDF},
 		{"pdf whatever its name", "report.docx", MediaTypeDOCX, pdf, PDF},
-		{"pdf after leading junk", "", "", append([]byte("junk\r\n"), pdf...), PDF},
+		{"pdf after leading junk, named a pdf", "scan.pdf", "", append([]byte("junk\r\n"), pdf...), PDF},
+		{"text that quotes a pdf header", "notes.txt", "text/plain", []byte("the file began with %PDF-1.4 and then"), Unknown},
 		{"docx by content", "", "", docx, DOCX},
 		{"odt by content", "", "", odt, ODT},
 		{"odt whatever its name", "x.docx", "", odt, ODT},
