@@ -106,9 +106,16 @@ type Limits struct {
 	// PDF streams, or the zip entries read from a DOCX or ODT. Default
 	// 256 MiB.
 	MaxDecompressedBytes int64
-	// MaxStreamBytes caps one decompressed PDF stream, and the content of
-	// one page with all its content streams. Default 32 MiB.
+	// MaxStreamBytes caps one decompressed PDF stream. Default 32 MiB.
 	MaxStreamBytes int64
+	// MaxPageContentBytes caps the content one PDF page draws: its content
+	// streams (each as often as it is listed) and the forms it can reach.
+	// The parser holds some hundred bytes per byte it interprets, so this
+	// bounds the memory of one page; a page over it is skipped with a
+	// Defect. The content of all pages together counts against
+	// MaxDecompressedBytes; the pages past it are not read (a Defect, and
+	// Doc.Truncated). Default 2 MiB.
+	MaxPageContentBytes int64
 	// MaxZipEntries is the largest number of entries in a DOCX or ODT.
 	// Default 5,000.
 	MaxZipEntries int
@@ -131,6 +138,7 @@ const (
 	DefaultMaxObjects           = 500_000
 	DefaultMaxDecompressedBytes = 256 << 20
 	DefaultMaxStreamBytes       = 32 << 20
+	DefaultMaxPageContentBytes  = 2 << 20
 	DefaultMaxZipEntries        = 5000
 	DefaultMaxCompressionRatio  = 200
 	DefaultMaxXMLDepth          = 256
@@ -157,6 +165,7 @@ func (l *Limits) withDefaults() (Limits, error) {
 		{"MaxObjects", &objects, DefaultMaxObjects},
 		{"MaxDecompressedBytes", &o.MaxDecompressedBytes, DefaultMaxDecompressedBytes},
 		{"MaxStreamBytes", &o.MaxStreamBytes, DefaultMaxStreamBytes},
+		{"MaxPageContentBytes", &o.MaxPageContentBytes, DefaultMaxPageContentBytes},
 		{"MaxZipEntries", &entries, DefaultMaxZipEntries},
 		{"MaxCompressionRatio", &o.MaxCompressionRatio, DefaultMaxCompressionRatio},
 		{"MaxXMLDepth", &depth, DefaultMaxXMLDepth},

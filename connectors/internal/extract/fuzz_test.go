@@ -24,6 +24,7 @@ var fuzzLimits = Limits{
 	MaxObjects:           20_000,
 	MaxDecompressedBytes: 16 << 20,
 	MaxStreamBytes:       4 << 20,
+	MaxPageContentBytes:  256 << 10,
 	MaxZipEntries:        200,
 	MaxXMLTokens:         500_000,
 }

@@ -270,7 +270,31 @@ func TestHostile(t *testing.T) {
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] >>",
 			"<< /Type /Page /MediaBox [0 0 10 10] /Contents "+dagKids("4 0 R", 10_000)+" >>",
-			inflated), defect: "MaxStreamBytes"},
+			inflated), defect: "MaxPageContentBytes", alloc: 16 << 20},
+		{name: "pdf page drawing one string 645277 times", format: PDF, data: buildPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] >>",
+			"<< /Type /Page /MediaBox [0 0 10 10] /Contents 4 0 R >>",
+			stream(bytes.Repeat([]byte("BT (x) Tj ET\n"), 645_277))), defect: "p. 1: page content of 8388601 bytes over the MaxPageContentBytes limit", alloc: 64 << 20},
+		{name: "pdf small page drawing an 8 MiB form", format: PDF, data: buildPDF(
+			"<< /Type /Catalog /Pages 2 0 R >>",
+			"<< /Type /Pages /Kids [3 0 R] >>",
+			"<< /Type /Page /MediaBox [0 0 10 10] /Contents 4 0 R /Resources << /XObject << /F0 5 0 R /F1 5 0 R >> >> >>",
+			"<< /Length 13 >>\nstream\n/F0 Do /F1 Do\nendstream",
+			strings.Replace(stream(bytes.Repeat([]byte("BT (x) Tj ET\n"), 645_277)), "<< ", "<< /Type /XObject /Subtype /Form /BBox [0 0 10 10] ", 1)),
+			defect: "MaxPageContentBytes", alloc: 64 << 20},
+		{name: "pdf pages sharing content past the document's budget", format: PDF, lim: &Limits{MaxDecompressedBytes: 256 << 10},
+			data: buildPDF(
+				"<< /Type /Catalog /Pages 2 0 R >>",
+				"<< /Type /Pages /Kids ["+strings.Repeat("3 0 R ", 20)+"] >>",
+				"<< /Type /Page /MediaBox [0 0 10 10] /Contents 4 0 R >>",
+				stream(bytes.Repeat([]byte("BT (x) Tj ET\n"), 4000))), // 52,000 bytes
+			defect: "pages 6 to 20 not read: their content goes over the MaxDecompressedBytes limit",
+			check: func(t *testing.T, d *Doc) {
+				if !d.Truncated {
+					t.Error("not marked truncated")
+				}
+			}},
 		{name: "pdf stream inflating past the stream limit", format: PDF, data: buildPDF(
 			"<< /Type /Catalog /Pages 2 0 R >>",
 			"<< /Type /Pages /Kids [3 0 R] >>",

@@ -52,27 +52,40 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 	if n > lim.MaxPages {
 		return &LimitError{Limit: "MaxPages", Max: int64(lim.MaxPages), What: fmt.Sprintf("PDF of %d pages", n)}
 	}
-	pages := make([][]reader.TextSpan, n)
+	// Each page is reduced to its lines at once (the runs of a page cost
+	// far more memory than its text); the sizes of all the text are
+	// counted to tell body text from headings once every page is read.
+	pages := make([][]line, n)
+	sizes := map[float64]int{} // rounded size -> characters
+	var content, text int64
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		spans, err := pageSpans(pr, i, lim)
+		if text > lim.MaxTextBytes {
+			break // the builder cuts the text there and says so
+		}
+		lines, size, err := pageLines(pr, i, lim, sizes)
+		content += size
+		if content > lim.MaxDecompressedBytes {
+			b.d.Truncated = true
+			b.defect("pages %d to %d not read: their content goes over the MaxDecompressedBytes limit of %d", i+1, n, lim.MaxDecompressedBytes)
+			break
+		}
 		if err != nil {
-			var le *LimitError
-			if errors.As(err, &le) && le.Limit == "MaxDecompressedBytes" {
-				return err
-			}
 			b.defect("p. %d: %v", i+1, err)
 			continue
 		}
-		pages[i] = spans
+		for _, l := range lines {
+			text += int64(len(l.text)) + 1
+		}
+		pages[i] = lines
 	}
-	body := bodySize(pages)
-	levels := headingSizes(pages, body)
-	for i, spans := range pages {
+	body := bodySize(sizes)
+	levels := headingSizes(sizes, body)
+	for i, lines := range pages {
 		b.page(i + 1)
-		layoutPage(b, spans, body, levels)
+		layoutPage(b, lines, body, levels)
 		if b.full {
 			break
 		}
@@ -92,47 +105,121 @@ var parsePDF = func(data []byte, lim *Limits) (*reader.PdfReader, error) {
 	})
 }
 
-// pageSpans returns the visible and invisible text runs of page i. An
-// invisible run (render mode 3) is kept: it is the text layer of a scanned
-// page, and text a reader cannot see is still text a model would read.
-func pageSpans(pr *reader.PdfReader, i int, lim *Limits) (spans []reader.TextSpan, err error) {
+// pageLines returns the lines of page i, counting the characters of each
+// text size into sizes, and the bytes of content the page draws. Invisible
+// text (render mode 3) is kept: it is the text layer of a scanned page,
+// and text a reader cannot see is still text a model would read.
+//
+// The content is measured before it is interpreted — the page's content
+// streams and every form XObject it can reach, each once — because the
+// parser holds some hundred bytes per byte of content it interprets: a
+// 16 KB file whose 8 MiB page draws one string 645,277 times makes it
+// allocate 1.8 GB.
+func pageLines(pr *reader.PdfReader, i int, lim *Limits, sizes map[float64]int) (lines []line, size int64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			spans, err = nil, ingestd.Errorf(ingestd.EINVALID, "parser panicked: %v", p)
+			lines, err = nil, ingestd.Errorf(ingestd.EINVALID, "parser panicked: %v", p)
 		}
 	}()
 	p, err := pr.Page(i)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	// Measure the page's content before it is interpreted: a /Contents
-	// array may list one large stream thousands of times.
-	if contents := p.Dict().Get("Contents"); contents != nil {
-		obj, err := pr.ResolveObject(contents)
+	size, err = contentSize(pr, p, lim)
+	if err != nil {
+		return nil, size, err
+	}
+	if size > lim.MaxPageContentBytes {
+		return nil, size, &LimitError{Limit: "MaxPageContentBytes", Max: lim.MaxPageContentBytes, What: fmt.Sprintf("page content of %d bytes", size)}
+	}
+	spans, err := p.TextSpans()
+	if err != nil {
+		return nil, size, pdfError(err, lim)
+	}
+	for _, s := range spans {
+		sizes[roundSize(s.Height)] += len(strings.Fields(s.Text))
+	}
+	return buildLines(spans), size, nil
+}
+
+// contentSize returns the bytes of content page p draws: its content
+// streams, and the forms its resources name, and theirs, each once. It
+// stops counting past MaxPageContentBytes.
+func contentSize(pr *reader.PdfReader, p *reader.PageInfo, lim *Limits) (int64, error) {
+	var total int64
+	streamOf := func(o core.PdfObject) (*core.PdfStream, error) {
+		obj, err := pr.ResolveObject(o)
 		if err != nil {
 			return nil, pdfError(err, lim)
 		}
-		if arr, ok := obj.(*core.PdfArray); ok {
-			var total int64
-			for _, e := range arr.All() {
-				s, err := pr.ResolveObject(e)
+		st, _ := obj.(*core.PdfStream)
+		return st, nil
+	}
+	if c := p.Dict().Get("Contents"); c != nil {
+		obj, err := pr.ResolveObject(c)
+		if err != nil {
+			return 0, pdfError(err, lim)
+		}
+		switch o := obj.(type) {
+		case *core.PdfStream:
+			total += int64(len(o.Data))
+		case *core.PdfArray:
+			// Each element counts every time it is listed: the parser
+			// concatenates them all.
+			for _, e := range o.All() {
+				st, err := streamOf(e)
 				if err != nil {
-					return nil, pdfError(err, lim)
+					return total, err
 				}
-				if st, ok := s.(*core.PdfStream); ok {
+				if st != nil {
 					total += int64(len(st.Data))
 				}
-				if total > lim.MaxStreamBytes {
-					return nil, &LimitError{Limit: "MaxStreamBytes", Max: lim.MaxStreamBytes, What: "page content of more bytes"}
+				if total > lim.MaxPageContentBytes {
+					return total, nil
 				}
 			}
 		}
 	}
-	spans, err = p.TextSpans()
+	res, err := p.Resources()
 	if err != nil {
-		return nil, pdfError(err, lim)
+		return total, pdfError(err, lim)
 	}
-	return spans, nil
+	forms := map[int]bool{}                          // form objects counted
+	dicts := map[*core.PdfDictionary]bool{res: true} // resource dictionaries queued
+	queue := []*core.PdfDictionary{res}
+	for len(queue) > 0 && total <= lim.MaxPageContentBytes {
+		xo, err := pr.ResolveObject(queue[0].Get("XObject"))
+		queue = queue[1:]
+		if err != nil {
+			return total, pdfError(err, lim)
+		}
+		names, ok := xo.(*core.PdfDictionary)
+		if !ok {
+			continue
+		}
+		for _, v := range names.All() {
+			ref, ok := v.(*core.PdfIndirectReference)
+			if !ok || forms[ref.Num()] {
+				continue // a form is a stream, so always indirect
+			}
+			forms[ref.Num()] = true
+			st, err := streamOf(ref)
+			if err != nil {
+				return total, err
+			}
+			if st == nil || name(st.Dict.Get("Subtype")) != "Form" {
+				continue
+			}
+			total += int64(len(st.Data))
+			if fr, err := pr.ResolveObject(st.Dict.Get("Resources")); err == nil {
+				if d, ok := fr.(*core.PdfDictionary); ok && !dicts[d] {
+					dicts[d] = true
+					queue = append(queue, d)
+				}
+			}
+		}
+	}
+	return total, nil
 }
 
 // pdfError turns a parser error into ours: the limits it enforced for us
@@ -171,15 +258,9 @@ type line struct {
 
 // bodySize returns the text size covering the most characters in the
 // document: the size of its running text.
-func bodySize(pages [][]reader.TextSpan) float64 {
-	count := map[float64]int{}
-	for _, spans := range pages {
-		for _, s := range spans {
-			count[roundSize(s.Height)] += len(s.Text)
-		}
-	}
+func bodySize(sizes map[float64]int) float64 {
 	best, n := 0.0, -1
-	for size, c := range count {
+	for size, c := range sizes {
 		if c > n || c == n && size < best {
 			best, n = size, c
 		}
@@ -189,22 +270,16 @@ func bodySize(pages [][]reader.TextSpan) float64 {
 
 // headingSizes maps each text size clearly above the body size to a
 // heading level, largest first ("#"), at most three levels.
-func headingSizes(pages [][]reader.TextSpan, body float64) map[float64]int {
-	seen := map[float64]bool{}
-	for _, spans := range pages {
-		for _, s := range spans {
-			if sz := roundSize(s.Height); sz >= body*1.15 && strings.TrimSpace(s.Text) != "" {
-				seen[sz] = true
-			}
+func headingSizes(sizes map[float64]int, body float64) map[float64]int {
+	var big []float64
+	for s, n := range sizes {
+		if s >= body*1.15 && n > 0 {
+			big = append(big, s)
 		}
 	}
-	sizes := make([]float64, 0, len(seen))
-	for s := range seen {
-		sizes = append(sizes, s)
-	}
-	sort.Sort(sort.Reverse(sort.Float64Slice(sizes)))
+	sort.Sort(sort.Reverse(sort.Float64Slice(big)))
 	levels := map[float64]int{}
-	for i, s := range sizes {
+	for i, s := range big {
 		levels[s] = min(i+1, 3)
 	}
 	return levels
@@ -226,8 +301,7 @@ func roundSize(h float64) float64 {
 // Latin font, is spaced wider without ending anything); where the text
 // size changes; before a bullet or a numbered item; around a table row (a
 // line with a gap several spaces wide).
-func layoutPage(b *builder, spans []reader.TextSpan, body float64, levels map[float64]int) {
-	lines := buildLines(spans)
+func layoutPage(b *builder, lines []line, body float64, levels map[float64]int) {
 	if len(lines) == 0 {
 		return
 	}
