@@ -1,0 +1,6 @@
+# poppler's pdftotext, which connectors/internal/extract's
+# TestAgainstPdftotext compares the PDF text of every fixture with.
+ci_apt_install poppler-utils
+pdftotext -v 2>&1 | head -1
+export INGESTD_TEST_PDFTOTEXT="$(command -v pdftotext)"
+required_vars+=(INGESTD_TEST_PDFTOTEXT)
