@@ -417,17 +417,19 @@ func TestBlockedLogAndMetrics(t *testing.T) {
 		t.Fatalf("log has %d lines, want 1:\n%s", len(lines), buf.String())
 	}
 	var rec struct {
-		Msg       string   `json:"msg"`
-		Level     string   `json:"level"`
-		Mode      string   `json:"mode"`
-		Reason    string   `json:"reason"`
-		IDs       []string `json:"untrusted_document_ids"`
-		RequestID string   `json:"request_id"`
+		Msg          string   `json:"msg"`
+		Level        string   `json:"level"`
+		Mode         string   `json:"mode"`
+		Reason       string   `json:"reason"`
+		ToolsAllowed *bool    `json:"tools_allowed"`
+		IDs          []string `json:"untrusted_document_ids"`
+		RequestID    string   `json:"request_id"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Msg != "provenance.tool_firewall.blocked" || rec.Level != "WARN" || rec.Mode != "enforce" ||
+	// An audit event at INFO (the metric counts it), not a warning per request.
+	if rec.Msg != "provenance.tool_firewall.blocked" || rec.Level != "INFO" || rec.Mode != "enforce" || rec.ToolsAllowed == nil || *rec.ToolsAllowed ||
 		rec.Reason != ingestd.ReasonUntrusted || rec.RequestID != "req-1" || !slices.Equal(rec.IDs, []string{corpus.Refund.ID()}) {
 		t.Errorf("log record = %+v", rec)
 	}
