@@ -35,7 +35,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
 	if !isPostgres {
 		if *rebuild {
-			return &usageError{msg: "migrate: --rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
+			return &usageError{msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
 		}
 		return nil
 	}
@@ -133,7 +133,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || *instID == "" {
-		return &usageError{msg: "ingest takes one path or URL and --installation: ingestd ingest PATH|URL --installation ID"}
+		return &usageError{cmd: "ingest", msg: "want one path or URL and --installation"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {

@@ -22,7 +22,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return &usageError{msg: "search takes a query: ingestd search QUERY --config F"}
+		return &usageError{cmd: "search", msg: "want a query"}
 	}
 	query := pos[0]
 	for _, p := range pos[1:] {
