@@ -88,6 +88,8 @@ type Options struct {
 	// Webhooks is mounted at /v1/webhooks/ when set. It authenticates by
 	// signature itself: no bearer token is asked there.
 	Webhooks http.Handler
+	// DeadLetters, when set, serves the dead-letter routes (admin scope).
+	DeadLetters DeadLetters
 }
 
 type server struct {
@@ -159,6 +161,7 @@ func New(o Options) http.Handler {
 	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
+	s.mountDLQ(mux, o.DeadLetters)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
