@@ -499,33 +499,6 @@ func TestFuse(t *testing.T) {
 	}
 }
 
-func TestRender(t *testing.T) {
-	svc := MustService(t, ingestd.ModeEnforce)
-	resp := MustRetrieve(t, svc, retrieval.Request{Query: "flaky scheduler timezone boundaries", TopK: 1})
-	var buf bytes.Buffer
-	retrieval.Render(&buf, resp, retrieval.RenderOptions{ShowFenced: true})
-	out := buf.String()
-	for _, want := range []string{"primary (1)", "Flaky scheduler test", "[trusted-internal]", "via parent", "[untrusted-external]",
-		"tools BLOCKED", corpus.StrangerComment.ID(), "test://repo/issues/42"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("render lacks %q:\n%s", want, out)
-		}
-	}
-	for _, want := range strings.Split(resp.Primary[0].Fenced, "\n") {
-		if !strings.Contains(out, "      "+want+"\n") {
-			t.Errorf("render lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "\x1b[") {
-		t.Error("colour without Color")
-	}
-	buf.Reset()
-	retrieval.Render(&buf, resp, retrieval.RenderOptions{Color: true})
-	if !strings.Contains(buf.String(), "\x1b[31m") {
-		t.Error("no colour with Color")
-	}
-}
-
 func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(corpus.Dims) }
 
 func TestRequestIDIsMadeWhenAbsent(t *testing.T) {
