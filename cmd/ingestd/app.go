@@ -166,12 +166,13 @@ func (a *app) Close() error {
 	return err
 }
 
-// ownsDataDir reports whether data_dir holds what one process at a time
-// may open: the SQLite store or the embedded NATS. With PostgreSQL and
-// nats.url it holds nothing of the kind (only the webhook spool, whose
-// files are private to each process), so serves may share it.
+// ownsDataDir reports whether serve runs what one process at a time may
+// open in data_dir: the embedded NATS server's JetStream files. With
+// nats.url, serves on one host may share data_dir: SQLite takes writers
+// from several processes in turn, and each process's webhook spool files
+// are its own.
 func (a *app) ownsDataDir() bool {
-	return a.cfg.Store.Driver == "sqlite" || a.cfg.NATS.URL == ""
+	return a.cfg.NATS.URL == ""
 }
 
 // lockDataDir takes the data_dir lock, or fails naming the process that

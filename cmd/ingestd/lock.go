@@ -15,13 +15,13 @@ import (
 
 // lockFile is the name of the lock under data_dir. The process that holds
 // it owns what in data_dir only one process may open: the embedded NATS
-// server's JetStream files and, beside them, the SQLite file that process
-// keeps its in-memory indexes of. `ingestd serve` holds it while it runs;
-// a one-shot command holds it only while it runs the embedded NATS itself
-// (dlq, sync --queue with no serve running). Commands that only read and
-// write the store (sync, search, provenance, ...) do not take it: SQLite
-// serialises writers across processes and serve's indexes catch up with
-// what another process wrote.
+// server's JetStream files. `ingestd serve` holds it while it runs the
+// embedded NATS (no nats.url); a one-shot command holds it only while it
+// runs the embedded NATS itself (dlq, sync --queue with no serve running).
+// Commands that only read and write the store (sync, search, provenance,
+// ...) do not take it: SQLite takes writers from several processes in
+// turn, and serve's in-memory indexes catch up with what another process
+// wrote.
 const lockFile = "ingestd.lock"
 
 // lockHolder is what the holder writes inside the lock file, so that a
