@@ -54,7 +54,7 @@ var synopses = []synopsis{
 	{"serve", "[--role all|api|worker]",
 		"run the daemon: the HTTP + gRPC API on listen, every installation's sync on its interval, the job workers"},
 	{"sync", "INSTALLATION [--json] [--queue]",
-		"run one sync pass now, or with --queue queue it for the workers; prints a summary that adds up"},
+		"run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
 	{"ingest", "PATH|URL --installation ID",
 		"ingest one file into a files installation, or one URL into a url installation"},
 	{"search", "QUERY [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand]",
@@ -191,12 +191,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case errors.As(err, &hr):
 			fmt.Fprint(stdout, hr.text())
 			return 0
+		case errors.As(err, &ue) && ue.cmd == "":
+			fmt.Fprintf(stderr, "ingestd %s: %s\n", c.name, ue.msg)
+			return 2
 		case errors.As(err, &ue):
-			name := c.name
-			if ue.cmd != "" {
-				name = ue.cmd
-			}
-			fmt.Fprintf(stderr, "ingestd %s: %s\nUsage:\n%sRun `ingestd %s --help` for every flag.\n", name, ue.msg, groupUsage(name), name)
+			// A mistake in the command line's shape: show the shape.
+			fmt.Fprintf(stderr, "ingestd %s: %s\nUsage:\n%sRun `ingestd %s --help` for every flag.\n", ue.cmd, ue.msg, groupUsage(ue.cmd), ue.cmd)
 			return 2
 		case errors.As(err, &ce):
 			fmt.Fprintf(stderr, "ingestd %s: %v\n", c.name, err)

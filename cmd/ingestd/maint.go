@@ -142,7 +142,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, _, err := a.Installation(*instID)
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
 	r := a.sources[inst.ID].Reader
 	if r == nil {

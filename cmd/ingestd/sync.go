@@ -11,6 +11,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/pipeline"
 )
 
@@ -33,7 +34,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, src, err := a.Installation(pos[0])
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
 	if *queue {
 		return a.queueSyncNow(ctx, e, inst.ID)
