@@ -114,9 +114,9 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		}
 		total += len(chunks)
 		after = chunks[len(chunks)-1].ID
-		fmt.Fprintf(e.stderr, "reindex: %d chunks\n", total)
+		fmt.Fprintf(e.stderr, "reindex: %s\n", plural(total, "chunk"))
 	}
-	fmt.Fprintf(e.stdout, "reindex: %d chunks re-embedded with %s\n", total, id)
+	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), id)
 	return nil
 }
 

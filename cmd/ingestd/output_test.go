@@ -36,6 +36,10 @@ func TestOneShotCommandsPrintTheirResultNotLogLines(t *testing.T) {
 		t.Errorf("progress ends with %q, want docs: 1/1:\n%s", lines[len(lines)-1], errs)
 	}
 
+	if code, out, _ := runCmd(t, "provenance", "--config", cfg); code != 0 || !strings.HasPrefix(out, "1 document; 0 written outside") {
+		t.Errorf("provenance: exit %d\n%s", code, out)
+	}
+
 	// The query reaches no untrusted text; the verdict goes to stdout and
 	// the audit log line, an INFO event, does not.
 	code, out, errs = runCmd(t, "search", "short page", "--config", cfg)
