@@ -245,7 +245,7 @@ func benchRetrieve(ctx context.Context, o benchOptions) (benchResult, error) {
 	}
 	// One warm-up request: a server that is down fails fast and clearly.
 	if err := call(ctx, o.Queries[0]); err != nil {
-		return benchResult{}, fmt.Errorf("bench retrieve: %s %s: %w", proto, o.Base, err)
+		return benchResult{}, fmt.Errorf("the warm-up request over %s to %s: %w", proto, o.Base, err)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)

@@ -185,7 +185,12 @@ func (a *app) reachQueue(ctx context.Context, e *env) (jq *jobQueue, d *daemon, 
 		return nil, d, err
 	}
 	if err := a.lockDataDir(); err != nil {
-		return nil, nil, err // serve started meanwhile: run the command again
+		if ingestd.ErrorCode(err) == ingestd.ECONFLICT {
+			// Another process took data_dir since findDaemon looked.
+			h, _, _ := lockedBy(a.cfg.Path(a.cfg.DataDir))
+			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", describe(h))
+		}
+		return nil, nil, err
 	}
 	jq, err = a.openQueue(ctx, e, true, nil)
 	return jq, nil, err

@@ -146,7 +146,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	}
 	r := a.sources[inst.ID].Reader
 	if r == nil {
-		return &usageError{msg: fmt.Sprintf("ingest needs an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
+		return &usageError{msg: fmt.Sprintf("want an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
 	}
 	items, err := r.ReadOne(ctx, pos[0])
 	if err != nil {
