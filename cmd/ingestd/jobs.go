@@ -251,7 +251,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	switch {
 	case list && len(pos) > 0:
 		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
-	case !list && *all == (len(pos) == 1) || len(pos) > 1:
+	case !list && (*all && len(pos) != 0 || !*all && len(pos) != 1):
 		return &usageError{cmd: fs.Name(), msg: "want one dead letter id or --all"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)

@@ -129,6 +129,9 @@ func TestUsageErrorsNameTheCommandOnce(t *testing.T) {
 		{[]string{"sync", "--bogus"}, "ingestd sync: flag provided but not defined: -bogus\nUsage:\n  ingestd sync INSTALLATION"},
 		{[]string{"dlq"}, "ingestd dlq: want list or replay\nUsage:\n  ingestd dlq list [--json]\n  ingestd dlq replay ID|--all\n"},
 		{[]string{"dlq", "replay"}, "ingestd dlq replay: want one dead letter id or --all\n"},
+		{[]string{"dlq", "replay", "3", "--all"}, "ingestd dlq replay: want one dead letter id or --all\n"},
+		{[]string{"dlq", "replay", "3", "4"}, "ingestd dlq replay: want one dead letter id or --all\n"},
+		{[]string{"dlq", "list", "3"}, "ingestd dlq list: unexpected argument \"3\"\n"},
 		{[]string{"bench", "retrieve", "--concurrency", "0"}, "ingestd bench retrieve: --concurrency must be 1..1024\n"},
 	} {
 		code, _, errs := runCmd(t, tt.args...)
