@@ -35,7 +35,7 @@ import (
 // Scopes a token can hold.
 const (
 	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync
+	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
