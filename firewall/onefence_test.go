@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestOneFence enforces PRODUCT.md rule 2: no Go file outside firewall/
+// TestOneFence keeps one fence, owned by firewall/: no Go file outside firewall/
 // spells the fence's marker keyword or its wording, so no package can
 // hand-roll a second fence.
 func TestOneFence(t *testing.T) {

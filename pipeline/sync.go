@@ -89,7 +89,11 @@ func (s Summary) Check() error {
 // reason, and what the connector expected when that differs.
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d items seen = ", s.Installation, s.Seen)
+	items := "items"
+	if s.Seen == 1 {
+		items = "item"
+	}
+	fmt.Fprintf(&b, "%s: %d %s seen = ", s.Installation, s.Seen, items)
 	if s.Queued > 0 {
 		fmt.Fprintf(&b, "%d queued + ", s.Queued)
 	}

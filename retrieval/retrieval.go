@@ -386,11 +386,13 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// record logs and counts a verdict.
+// record logs and counts a verdict. A blocked turn is an audit event at
+// INFO, not a warning: blocking is the firewall doing its job, and under
+// load a WARN per request buries the warnings that need someone.
 func (s *Service) record(v ingestd.Verdict, requestID string) {
 	s.verdicts.WithLabelValues(v.Mode, v.Reason, fmt.Sprint(!v.ToolsAllowed)).Inc()
 	if !v.ToolsAllowed || v.WouldBlock {
-		s.log.Warn("provenance.tool_firewall.blocked",
+		s.log.Info("provenance.tool_firewall.blocked",
 			slog.String("mode", v.Mode),
 			slog.String("reason", v.Reason),
 			slog.Bool("tools_allowed", v.ToolsAllowed),

@@ -56,18 +56,46 @@ type app struct {
 	sources  map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
+	// lock, when held, is the data_dir lock (see lockFile).
+	lock *dirLock
 }
+
+// appOption changes how openApp opens the app.
+type appOption func(*appOptions)
+
+type appOptions struct{ daemon bool }
+
+// asDaemon opens the app for serve: it takes the data_dir lock first
+// (refusing to start when another process holds it), and logs at the
+// level log configures. Without it a command logs warnings and errors
+// only (everything with log.level debug), so its output is its result.
+func asDaemon(o *appOptions) { o.daemon = true }
 
 var _ pipeline.Installations = (*app)(nil)
 
 // openApp loads the configuration and opens everything a command needs.
-func openApp(ctx context.Context, e *env, cfgPath string) (*app, error) {
+func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a *app, err error) {
+	var o appOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	reg := registry()
 	cfg, err := LoadConfig(cfgPath, reg)
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log), insts: map[string]ingestd.Installation{}, sources: map[string]connectors.Connector{}}
+	a = &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, o.daemon), insts: map[string]ingestd.Installation{}, sources: map[string]connectors.Connector{}}
+	if o.daemon && a.ownsDataDir() {
+		if err := a.lockDataDir(); err != nil {
+			return nil, err
+		}
+		lock := a.lock
+		defer func() {
+			if err != nil {
+				lock.Close()
+			}
+		}()
+	}
 	for _, ic := range cfg.Installations {
 		inst := ic.Installation()
 		conn, err := reg.Build(inst, connectors.Settings{
@@ -131,7 +159,32 @@ func asConfigError(err error, target **configError) bool {
 	return ok
 }
 
-func (a *app) Close() error { return a.store.Close() }
+// Close closes the store and releases the data_dir lock.
+func (a *app) Close() error {
+	err := a.store.Close()
+	a.lock.Close()
+	return err
+}
+
+// ownsDataDir reports whether serve runs what one process at a time may
+// open in data_dir: the embedded NATS server's JetStream files. With
+// nats.url, serves on one host may share data_dir: SQLite takes writers
+// from several processes in turn, and each process's webhook spool files
+// are its own.
+func (a *app) ownsDataDir() bool {
+	return a.cfg.NATS.URL == ""
+}
+
+// lockDataDir takes the data_dir lock, or fails naming the process that
+// holds it.
+func (a *app) lockDataDir() error {
+	l, err := lockDataDir(a.cfg.Path(a.cfg.DataDir), lockHolder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)})
+	if err != nil {
+		return err
+	}
+	a.lock = l
+	return nil
+}
 
 // installations lists the configured installations in file order.
 func (a *app) installations() []ingestd.Installation {
@@ -156,10 +209,10 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaK
 	case "postgres":
 		url, ok := e.lookupEnv(cfg.Store.URLEnv)
 		if !ok || url == "" {
-			return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
+			return nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
 		}
 		if cfg.Embedder.Dims <= 0 {
-			return nil, &configError{path: cfg.path, msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
+			return nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
 		}
 		return postgres.Open(ctx, url, &postgres.Options{
 			Dims:               cfg.Embedder.Dims,
@@ -178,7 +231,7 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaK
 		}
 		return sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
 	default:
-		return nil, &configError{path: cfg.path, msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
+		return nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
 	}
 }
 
@@ -190,7 +243,7 @@ func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
 		if ec.APIKeyEnv != "" {
 			v, ok := e.lookupEnv(ec.APIKeyEnv)
 			if !ok {
-				return nil, &configError{path: cfg.path, msg: fmt.Sprintf("embedder: api_key_env names %s, which is not set", ec.APIKeyEnv)}
+				return nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: fmt.Sprintf("embedder: api_key_env names %s, which is not set", ec.APIKeyEnv)}
 			}
 			key = v
 		}
@@ -207,7 +260,11 @@ func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
 	}
 }
 
-func newLogger(w io.Writer, lc LogConfig) *slog.Logger {
+// newLogger returns the logger log configures. A one-shot command (daemon
+// false) logs nothing below WARN unless the level is debug: its result is
+// on stdout and its progress on stderr, and INFO lines meant for a
+// daemon's log would bury both.
+func newLogger(w io.Writer, lc LogConfig, daemon bool) *slog.Logger {
 	level := slog.LevelInfo
 	switch strings.ToLower(lc.Level) {
 	case "debug":
@@ -216,6 +273,9 @@ func newLogger(w io.Writer, lc LogConfig) *slog.Logger {
 		level = slog.LevelWarn
 	case "error":
 		level = slog.LevelError
+	}
+	if !daemon && level == slog.LevelInfo {
+		level = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if lc.Format == "json" {
@@ -228,4 +288,15 @@ func newLogger(w io.Writer, lc LogConfig) *slog.Logger {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// listening records in the data_dir lock the address serve's API listens
+// on, so one-shot commands on this data_dir can reach it.
+func (a *app) listening(addr string) {
+	if a.lock == nil {
+		return
+	}
+	if err := a.lock.setListen(addr); err != nil {
+		a.log.Warn("serve.lock_write_failed", "error", err.Error())
+	}
 }

@@ -84,11 +84,14 @@ func (r benchResult) String() string {
 // targets loopback only unless --allow-remote, so a typo cannot load
 // someone else's server. A non-zero error count exits 1.
 func runBench(ctx context.Context, e *env, args []string) error {
-	if len(args) > 0 && args[0] == "firewall" {
+	switch {
+	case len(args) > 0 && args[0] == "firewall":
 		return runBenchFirewall(ctx, e, args[1:])
-	}
-	if len(args) == 0 || args[0] != "retrieve" {
-		return &usageError{msg: "bench: want `bench retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]` or `bench firewall [--json] [--mode a,b]`"}
+	case len(args) > 0 && isHelp(args[0]):
+		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
+		return nil
+	case len(args) == 0 || args[0] != "retrieve":
+		return &usageError{cmd: "bench", msg: "want retrieve or firewall"}
 	}
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
@@ -105,13 +108,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("bench retrieve: unexpected argument %q", pos[0])}
+		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if *conc < 1 || *conc > benchMaxConcurrency {
-		return &usageError{msg: fmt.Sprintf("bench retrieve: --concurrency must be 1..%d", benchMaxConcurrency)}
+		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--concurrency must be 1..%d", benchMaxConcurrency)}
 	}
 	if *dur <= 0 || *dur > benchMaxDuration {
-		return &usageError{msg: fmt.Sprintf("bench retrieve: --duration must be positive and at most %s", benchMaxDuration)}
+		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--duration must be positive and at most %s", benchMaxDuration)}
 	}
 
 	var token string
@@ -124,11 +127,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			}
 			base = scheme + "://" + cfg.Listen
 		}
-		for _, t := range cfg.Auth.Tokens {
+		for i, t := range cfg.Auth.Tokens {
 			if slices.Contains(t.Scopes, "retrieve") {
 				v, ok := e.lookupEnv(t.TokenEnv)
 				if !ok || v == "" {
-					return &configError{path: cfg.path, msg: fmt.Sprintf("auth: token %q: environment variable %s is not set", t.Name, t.TokenEnv)}
+					return cfg.tokenUnset(i)
 				}
 				token = v
 				break
@@ -138,7 +141,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := checkBenchTarget(base, *allowRemote); err != nil {
-		return &usageError{msg: "bench retrieve: " + err.Error()}
+		return &usageError{cmd: "bench retrieve", msg: err.Error()}
 	}
 	queries := benchQueries
 	if *queriesFile != "" {
@@ -242,7 +245,7 @@ func benchRetrieve(ctx context.Context, o benchOptions) (benchResult, error) {
 	}
 	// One warm-up request: a server that is down fails fast and clearly.
 	if err := call(ctx, o.Queries[0]); err != nil {
-		return benchResult{}, fmt.Errorf("bench retrieve: %s %s: %w", proto, o.Base, err)
+		return benchResult{}, fmt.Errorf("the warm-up request over %s to %s: %w", proto, o.Base, err)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd/connectors/files"
 	"github.com/ingestd/ingestd/retrieval/api"

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
@@ -20,8 +20,9 @@ import (
 	"github.com/ingestd/ingestd/retrieval/api"
 )
 
-// Config is the YAML configuration file. Names follow PRODUCT.md; secrets
-// are never in it, only *_env keys naming environment variables.
+// Config is the YAML configuration file. Users' configs depend on its
+// names: extend them, keep them. Secrets are never in it, only *_env keys
+// naming environment variables.
 type Config struct {
 	DataDir       string               `yaml:"data_dir"`
 	Listen        string               `yaml:"listen"`
@@ -36,8 +37,33 @@ type Config struct {
 	Log           LogConfig            `yaml:"log"`
 	Installations []InstallationConfig `yaml:"installations"`
 
-	path string // the file it came from
-	dir  string // its directory: relative paths are relative to it
+	path       string         // the file it came from
+	dir        string         // its directory: relative paths are relative to it
+	lines      map[string]int // the line of each top-level key
+	tokenLines []int          // the line of each auth.tokens entry
+}
+
+// line is the line of a top-level key, 0 when the file lacks it.
+func (c *Config) line(key string) int { return c.lines[key] }
+
+// listenLine is where a listen address refused for want of auth is
+// decided: the listen key, else (listen left at its default) auth.
+func (c *Config) listenLine() int {
+	if l := c.line("listen"); l > 0 {
+		return l
+	}
+	return c.line("auth")
+}
+
+// tokenUnset is the error for auth.tokens[i] whose variable is unset or
+// empty, at the token's line.
+func (c *Config) tokenUnset(i int) error {
+	t := c.Auth.Tokens[i]
+	line := c.line("auth")
+	if i < len(c.tokenLines) {
+		line = c.tokenLines[i]
+	}
+	return &configError{path: c.path, line: line, msg: fmt.Sprintf("auth: token %q: environment variable %s is not set", t.Name, t.TokenEnv)}
 }
 
 // StoreConfig selects the store.
@@ -193,7 +219,11 @@ func (e *configError) Error() string {
 func LoadConfig(path string, reg *connectors.Registry) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &configError{path: path, msg: err.Error()}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is already in front
+		}
+		return nil, &configError{path: path, msg: err.Error() + " (name the file with --config or $INGESTD_CONFIG)"}
 	}
 	return parseConfig(path, raw, reg)
 }
@@ -202,13 +232,27 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
-		return nil, &configError{path: path, msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlSyntaxError(path, err)
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
 	}
 	doc := root.Content[0]
-	c := &Config{path: path, dir: filepath.Dir(path)}
+	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		c.lines[k.Value] = k.Line
+		if k.Value != "auth" || v.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(v.Content); j += 2 {
+			if v.Content[j].Value == "tokens" && v.Content[j+1].Kind == yaml.SequenceNode {
+				for _, t := range v.Content[j+1].Content {
+					c.tokenLines = append(c.tokenLines, t.Line)
+				}
+			}
+		}
+	}
 
 	// Decode everything but installations strictly; installations are
 	// decoded by hand so each kind's block goes to its connector.
@@ -233,6 +277,22 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 		return nil, err
 	}
 	return c, nil
+}
+
+// yamlSyntaxError is a configuration that is not YAML, at the line where
+// the parser found the problem, with the construct it was in when it
+// started elsewhere ("did not find expected ',' or ']'" at the line after
+// an unclosed list, naming the list's line).
+func yamlSyntaxError(path string, err error) error {
+	var le *yaml.LoadError
+	if !errors.As(err, &le) || le.Mark.Line == 0 {
+		return &configError{path: path, msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	msg := "not valid YAML: " + le.Message
+	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != le.Mark.Line {
+		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
+	}
+	return &configError{path: path, line: le.Mark.Line, msg: msg}
 }
 
 func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) error {
@@ -328,14 +388,7 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 }
 
 func (c *Config) validate(doc *yaml.Node) error {
-	line := func(key string) int {
-		for i := 0; i+1 < len(doc.Content); i += 2 {
-			if doc.Content[i].Value == key {
-				return doc.Content[i].Line
-			}
-		}
-		return 0
-	}
+	line := c.line
 	if c.DataDir == "" {
 		c.DataDir = "./data"
 	}
@@ -378,13 +431,17 @@ func (c *Config) validate(doc *yaml.Node) error {
 		return &configError{path: c.path, line: line("firewall"), msg: "firewall: " + ingestd.ErrorMessage(err)}
 	}
 	c.Firewall.Mode = mode
-	for _, t := range c.Auth.Tokens {
+	for i, t := range c.Auth.Tokens {
+		at := line("auth")
+		if i < len(c.tokenLines) {
+			at = c.tokenLines[i]
+		}
 		if t.Name == "" || t.TokenEnv == "" {
-			return &configError{path: c.path, line: line("auth"), msg: "auth: every token needs name and token_env"}
+			return &configError{path: c.path, line: at, msg: "auth: every token needs name and token_env"}
 		}
 		for _, s := range t.Scopes {
 			if s != "retrieve" && s != "admin" {
-				return &configError{path: c.path, line: line("auth"), msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
+				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
 			}
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"

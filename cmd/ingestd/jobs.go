@@ -166,37 +166,119 @@ func (a *app) configured(id string) bool {
 	return ok
 }
 
+// reachQueue is how a one-shot command reaches the job queue:
+//
+//   - with nats.url or nats.listen, over its own NATS connection (jq);
+//   - with the NATS embedded in a serve that runs on this data_dir, through
+//     that serve's admin API (d), found by the data_dir lock;
+//   - with the embedded NATS and no serve running, by holding the data_dir
+//     lock and running the embedded server in this process for the
+//     command's length (jq): what it queues waits for serve.
+//
+// The caller closes jq.
+func (a *app) reachQueue(ctx context.Context, e *env) (jq *jobQueue, d *daemon, err error) {
+	if a.cfg.NATS.URL != "" || a.cfg.NATS.Listen != "" {
+		jq, err = a.openQueue(ctx, e, false, nil)
+		return jq, nil, err
+	}
+	if d, err = a.findDaemon(e); err != nil || d != nil {
+		return nil, d, err
+	}
+	if err := a.lockDataDir(); err != nil {
+		if ingestd.ErrorCode(err) == ingestd.ECONFLICT {
+			// Another process took data_dir since findDaemon looked.
+			h, _, _ := lockedBy(a.cfg.Path(a.cfg.DataDir))
+			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", describe(h))
+		}
+		return nil, nil, err
+	}
+	jq, err = a.openQueue(ctx, e, true, nil)
+	return jq, nil, err
+}
+
+// gatedDeadLetters serves the dead-letter routes from the job queue once
+// serve has opened it; until then they answer "waiting for the job stream".
+type gatedDeadLetters struct{ g *queueGate }
+
+var _ deadLetters = gatedDeadLetters{}
+
+func (d gatedDeadLetters) ListDLQ(ctx context.Context) ([]jobs.DeadJob, error) {
+	jq, err := d.g.get()
+	if err != nil {
+		return nil, err
+	}
+	return jq.ListDLQ(ctx)
+}
+
+func (d gatedDeadLetters) Replay(ctx context.Context, id string) error {
+	jq, err := d.g.get()
+	if err != nil {
+		return err
+	}
+	return jq.Replay(ctx, id)
+}
+
+func (d gatedDeadLetters) ReplayAll(ctx context.Context) (int, error) {
+	jq, err := d.g.get()
+	if err != nil {
+		return 0, err
+	}
+	return jq.ReplayAll(ctx)
+}
+
 // runDLQ is `ingestd dlq list|replay`.
 func runDLQ(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
-		return &usageError{msg: "dlq takes list or replay: ingestd dlq list [--json] | ingestd dlq replay ID|--all"}
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("dlq"))
+		return nil
+	case len(args) == 0 || (args[0] != "list" && args[0] != "replay"):
+		return &usageError{cmd: "dlq", msg: "want list or replay"}
 	}
+	list := args[0] == "list"
 	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
-	asJSON := fs.Bool("json", false, "print JSON")
-	all := fs.Bool("all", false, "replay every dead letter")
+	var asJSON, all *bool
+	if list {
+		asJSON = fs.Bool("json", false, "print the dead letters as JSON")
+	} else {
+		all = fs.Bool("all", false, "replay every dead letter")
+	}
 	pos, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
+	}
+	switch {
+	case list && len(pos) > 0:
+		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	case !list && (*all && len(pos) != 0 || !*all && len(pos) != 1):
+		return &usageError{cmd: fs.Name(), msg: "want one dead letter id or --all"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	jq, err := a.openQueue(ctx, e, false, nil)
+	jq, d, err := a.reachQueue(ctx, e)
 	if err != nil {
 		return err
 	}
-	defer jq.Close()
+	var dl deadLetters = d
+	if jq != nil {
+		defer jq.Close()
+		dl = jq.Queue
+	}
 
-	switch args[0] {
-	case "list":
-		dead, err := jq.ListDLQ(ctx)
+	switch {
+	case list:
+		dead, err := dl.ListDLQ(ctx)
 		if err != nil {
 			return err
 		}
 		if *asJSON {
+			if dead == nil {
+				dead = []jobs.DeadJob{}
+			}
 			enc := json.NewEncoder(e.stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(dead)
@@ -216,20 +298,17 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 				d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
 		}
 		return tw.Flush()
-	default:
-		switch {
-		case *all && len(pos) == 0:
-			n, err := jq.ReplayAll(ctx)
-			fmt.Fprintf(e.stdout, "%d dead letters queued again\n", n)
-			return err
-		case !*all && len(pos) == 1:
-			if err := jq.Replay(ctx, pos[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "dead letter %s queued again\n", pos[0])
-			return nil
-		default:
-			return &usageError{msg: "dlq replay takes one dead letter id or --all"}
+	case *all:
+		n, err := dl.ReplayAll(ctx)
+		if n > 0 || err == nil {
+			fmt.Fprintf(e.stdout, "%s queued again\n", plural(n, "dead letter"))
 		}
+		return err
+	default:
+		if err := dl.Replay(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "dead letter %s queued again\n", pos[0])
+		return nil
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"text/tabwriter"
+
+	"github.com/ingestd/ingestd"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -28,30 +31,116 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError is a command-line mistake: exit code 2.
-type usageError struct{ msg string }
+// usageError is a command-line mistake: exit code 2. cmd, when set, is the
+// subcommand ("dlq replay") whose usage is printed under the message.
+type usageError struct {
+	cmd string
+	msg string
+}
 
 func (e *usageError) Error() string { return e.msg }
 
-const usage = `ingestd — ingest text other people wrote, with provenance and a tool firewall
+// synopsis is one line of the usage: a subcommand, its arguments and
+// flags, and what it does. The usage text, each command's --help and the
+// README's Commands table all come from this list or are checked against
+// it (TestUsageMatchesREADME, TestHelpListsEveryFlag).
+type synopsis struct {
+	name string // "sync", "dlq list"
+	args string // "INSTALLATION [--json] [--queue]": every flag but --config
+	what string
+}
 
-Usage:
-  ingestd serve      [--config F] [--role all|api|worker]   run the daemon
-  ingestd sync       INSTALLATION [--config F] [--json]      run one sync pass now
-  ingestd sync       INSTALLATION --queue [--config F]       queue a pass for the workers (NATS)
-  ingestd ingest     PATH --installation ID [--config F]     ingest one file into an installation
-  ingestd search     QUERY [--config F] [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted]
-  ingestd provenance [--config F] [--json] [--per-installation]
-  ingestd migrate    [--config F] [--rebuild-vector-index]   apply the store schema; rebuild the HNSW index online
-  ingestd reindex    [--config F]                            re-embed chunks made by another embedder
-  ingestd dlq        list [--config F] [--json]              list dead-lettered jobs
-  ingestd dlq        replay ID|--all [--config F]            queue dead-lettered jobs again
-  ingestd bench      retrieve [--config F] [--concurrency N] [--duration D] [--grpc] [--url U] [--queries FILE]
-  ingestd bench      firewall [--json [--turns]] [--mode a,b] [--corpus DIR]  the firewall usefulness benchmark (issue 17)
-  ingestd version
+var synopses = []synopsis{
+	{"serve", "[--role all|api|worker]",
+		"run the daemon: the HTTP + gRPC API on listen, every installation's sync on its interval, the job workers"},
+	{"sync", "INSTALLATION [--json] [--queue]",
+		"run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
+	{"ingest", "PATH|URL --installation ID",
+		"ingest one file into a files installation, or one URL into a url installation"},
+	{"search", "QUERY [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand]",
+		"retrieve as a chat backend would: the three blocks, each row's document id and a snippet, and the verdict"},
+	{"provenance", "[--json] [--per-installation]",
+		"the corpus report: documents per tier and installation, the externally written share, the firewall mode"},
+	{"migrate", "[--rebuild-vector-index] [--maintenance-work-mem 4GB]",
+		"apply the store schema; on PostgreSQL print the vector index's graph, or rebuild it online"},
+	{"reindex", "[--batch N]",
+		"re-embed the chunks another embedder made"},
+	{"dlq list", "[--json]",
+		"list the dead-lettered jobs"},
+	{"dlq replay", "ID|--all",
+		"queue dead-lettered jobs again"},
+	{"bench retrieve", "[--concurrency N] [--duration D] [--grpc] [--url U] [--queries F] [--top-k N] [--allow-remote] [--json]",
+		"load a running server with retrievals and print throughput, latency percentiles and errors"},
+	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
+		"the firewall usefulness benchmark on a built-in labelled corpus"},
+	{"version", "",
+		"print the version"},
+}
 
-The config file defaults to $INGESTD_CONFIG, then ./ingestd.yaml.
-`
+// line is the synopsis as the usage and the README write it.
+func (s synopsis) line() string {
+	return strings.TrimSpace("ingestd " + s.name + " " + s.args)
+}
+
+// usage is the text of `ingestd --help`.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("ingestd — ingest text other people wrote, with provenance and a tool firewall\n\nUsage:\n")
+	for _, s := range synopses {
+		fmt.Fprintf(&b, "  %s\n        %s\n", s.line(), s.what)
+	}
+	b.WriteString("\nEvery command but version and bench firewall takes --config F (default $INGESTD_CONFIG, then ./ingestd.yaml).\n" +
+		"Run `ingestd COMMAND --help` for a command's flags.\n")
+	return b.String()
+}
+
+// groupUsage is the synopses of a command and of its subcommands ("dlq":
+// dlq list and dlq replay), one a line.
+func groupUsage(name string) string {
+	var b strings.Builder
+	for _, s := range synopses {
+		if s.name == name || strings.HasPrefix(s.name, name+" ") {
+			fmt.Fprintf(&b, "  %s\n", s.line())
+		}
+	}
+	return b.String()
+}
+
+// helpRequest is what parseFlags returns for -h or --help: run prints the
+// command's help on stdout and exits 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// text is the command's synopsis, what it does, and every flag with its
+// meaning and default.
+func (h *helpRequest) text() string {
+	var b strings.Builder
+	for _, s := range synopses {
+		if s.name == h.fs.Name() {
+			fmt.Fprintf(&b, "Usage: %s\n\n%s.\n", s.line(), strings.ToUpper(s.what[:1])+s.what[1:])
+		}
+	}
+	var flags []*flag.Flag
+	h.fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
+	if len(flags) == 0 {
+		return b.String()
+	}
+	b.WriteString("\nFlags:\n")
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, f := range flags {
+		arg, meaning := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		if d := f.DefValue; d != "" && d != "false" && d != "0" {
+			meaning += fmt.Sprintf(" (default %s)", d)
+		}
+		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, arg, meaning)
+	}
+	tw.Flush()
+	return b.String()
+}
 
 type command struct {
 	name string
@@ -67,9 +156,13 @@ type env struct {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, lookupEnv: os.LookupEnv}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
+		fmt.Fprint(stdout, usage())
 		return 0
+	}
+	if args[0] == "help" {
+		// `ingestd help dlq replay` is `ingestd dlq replay --help`.
+		args = append(args[1:len(args):len(args)], "--help")
 	}
 	cmds := []command{
 		{"serve", runServe},
@@ -91,26 +184,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			return 0
 		}
-		fmt.Fprintf(stderr, "ingestd %s: %v\n", c.name, err)
+		var hr *helpRequest
 		var ue *usageError
 		var ce *configError
-		if errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, flag.ErrHelp) {
+		switch {
+		case errors.As(err, &hr):
+			fmt.Fprint(stdout, hr.text())
+			return 0
+		case errors.As(err, &ue) && ue.cmd == "":
+			fmt.Fprintf(stderr, "ingestd %s: %s\n", c.name, ue.msg)
+			return 2
+		case errors.As(err, &ue):
+			// A mistake in the command line's shape: show the shape.
+			fmt.Fprintf(stderr, "ingestd %s: %s\nUsage:\n%sRun `ingestd %s --help` for every flag.\n", ue.cmd, ue.msg, groupUsage(ue.cmd), ue.cmd)
+			return 2
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "ingestd %s: %v\n", c.name, err)
 			return 2
 		}
+		fmt.Fprintf(stderr, "ingestd %s: %s\n", c.name, humanError(err))
 		return 1
 	}
-	fmt.Fprintf(stderr, "ingestd: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "ingestd: unknown command %q\n\n%s", args[0], usage())
 	return 2
 }
 
 // parseFlags parses flags that may stand before or after positional
 // arguments ("sync support --config f" and "sync --config f support").
+// -h and --help return a *helpRequest, a bad flag a *usageError for the
+// flag set's command.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, &usageError{msg: fmt.Sprintf("%s: %v", fs.Name(), err)}
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, &helpRequest{fs: fs}
+			}
+			return nil, &usageError{cmd: fs.Name(), msg: err.Error()}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -129,7 +240,7 @@ func configFlag(fs *flag.FlagSet, e *env) *string {
 	if def == "" {
 		def = "ingestd.yaml"
 	}
-	return fs.String("config", def, "configuration file")
+	return fs.String("config", def, "the configuration `file`")
 }
 
 func versionString() string {
@@ -159,4 +270,29 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// humanError is err's message for a person: an application error's code
+// ("conflict: ", "unavailable: ") is for programs and is left out.
+func humanError(err error) string {
+	msg := err.Error()
+	var ie *ingestd.Error
+	if errors.As(err, &ie) {
+		msg = strings.Replace(msg, ie.Error(), ie.Message, 1)
+	}
+	return msg
+}
+
+// isHelp reports whether arg asks for help (-h, --help, help).
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// plural is "1 document", "2 documents": n and the noun, in the plural
+// unless n is 1 (nouns that add -s only).
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

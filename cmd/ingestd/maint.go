@@ -35,7 +35,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
 	if !isPostgres {
 		if *rebuild {
-			return &usageError{msg: "migrate: --rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
+			return &usageError{msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
 		}
 		return nil
 	}
@@ -114,9 +114,9 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		}
 		total += len(chunks)
 		after = chunks[len(chunks)-1].ID
-		fmt.Fprintf(e.stderr, "reindex: %d chunks\n", total)
+		fmt.Fprintf(e.stderr, "reindex: %s\n", plural(total, "chunk"))
 	}
-	fmt.Fprintf(e.stdout, "reindex: %d chunks re-embedded with %s\n", total, id)
+	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), id)
 	return nil
 }
 
@@ -133,7 +133,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || *instID == "" {
-		return &usageError{msg: "ingest takes one path or URL and --installation: ingestd ingest PATH|URL --installation ID"}
+		return &usageError{cmd: "ingest", msg: "want one path or URL and --installation"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -142,11 +142,11 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, _, err := a.Installation(*instID)
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
 	r := a.sources[inst.ID].Reader
 	if r == nil {
-		return &usageError{msg: fmt.Sprintf("ingest needs an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
+		return &usageError{msg: fmt.Sprintf("want an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
 	}
 	items, err := r.ReadOne(ctx, pos[0])
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd/jobs"
 )

@@ -45,8 +45,8 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 }
 
 func printReport(w io.Writer, r provenance.Report, perInst bool) {
-	fmt.Fprintf(w, "%d documents; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
-		r.Total, r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
+	fmt.Fprintf(w, "%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
+		plural(r.Total, "document"), r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
 	fmt.Fprintf(w, "declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)
 	if r.Orphaned > 0 {
 		fmt.Fprintf(w, "note: %d documents belong to an installation that is no longer configured (or now has another kind): they count as %s.\n",

@@ -4,7 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval"
 )
 
@@ -22,7 +29,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return &usageError{msg: "search takes a query: ingestd search QUERY --config F"}
+		return &usageError{cmd: "search", msg: "want a query"}
 	}
 	query := pos[0]
 	for _, p := range pos[1:] {
@@ -53,6 +60,119 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(resp)
 	}
-	retrieval.Render(e.stdout, resp, retrieval.RenderOptions{Color: isTerminal(e.stdout), ShowFenced: *fenced})
+	renderSearch(e.stdout, resp, renderOptions{color: isTerminal(e.stdout), fenced: *fenced})
 	return nil
+}
+
+// renderOptions says how renderSearch prints.
+type renderOptions struct {
+	color  bool // ANSI colours, for a terminal
+	fenced bool // each chunk's fenced text under it
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+)
+
+// snippetRunes is how much of a chunk's text a row shows.
+const snippetRunes = 100
+
+// renderSearch prints a response for people: the three blocks, each row
+// with its title, tier in force, score and document id (the ids the
+// verdict names), its URI and a one-line snippet of its display text, then
+// the verdict. With fenced it prints the fenced text as stored, never
+// unfenced. Stored values are printed with control and format characters
+// made visible, so no document can drive the terminal or reorder what it
+// shows. Write errors are ignored, as for fmt.Fprintf.
+func renderSearch(w io.Writer, resp *retrieval.Response, o renderOptions) {
+	paint := func(code, s string) string {
+		if !o.color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	blocks := []struct {
+		name   string
+		chunks []retrieval.Chunk
+	}{{"primary", resp.Primary}, {"expanded", resp.Expanded}, {"rejected", resp.Rejected}}
+	for _, b := range blocks {
+		fmt.Fprintf(w, "%s (%d)\n", paint(ansiBold, b.name), len(b.chunks))
+		for i, c := range b.chunks {
+			title := c.Title
+			if title == "" {
+				title = "(no title)"
+			}
+			tierColour := ansiGreen
+			switch {
+			case c.Tier == provenance.Undeclared:
+				tierColour = ansiYellow
+			case provenance.Untrusted(ingestd.Tier(c.Tier)):
+				tierColour = ansiRed
+			}
+			fmt.Fprintf(w, "  %2d. %s  [%s]  %.4f  %s", i+1, visible(title), paint(tierColour, c.Tier), c.Score, visible(c.DocumentID))
+			if c.Via != "" {
+				fmt.Fprintf(w, "  via %s", visible(c.Via))
+			}
+			fmt.Fprintln(w)
+			if c.URI != "" {
+				fmt.Fprintf(w, "      %s\n", paint(ansiDim, visible(c.URI)))
+			}
+			if sn := snippet(c.Text, snippetRunes); sn != "" {
+				fmt.Fprintf(w, "      %s\n", sn)
+			}
+			if o.fenced {
+				for _, line := range strings.Split(strings.TrimRight(c.Fenced, "\n"), "\n") {
+					fmt.Fprintf(w, "      %s\n", visible(line))
+				}
+			}
+		}
+	}
+	v := resp.Verdict
+	tools := paint(ansiGreen, "tools allowed")
+	if !v.ToolsAllowed {
+		tools = paint(ansiRed, "tools BLOCKED")
+	}
+	fmt.Fprintf(w, "%s: %s (mode %s, reason %s", paint(ansiBold, "verdict"), tools, v.Mode, v.Reason)
+	if v.WouldBlock && v.ToolsAllowed {
+		fmt.Fprintf(w, ", %s", paint(ansiYellow, "would block in enforce"))
+	}
+	fmt.Fprintln(w, ")")
+	if len(v.UntrustedDocumentIDs) > 0 {
+		fmt.Fprintf(w, "  untrusted documents: %s\n", visible(strings.Join(v.UntrustedDocumentIDs, ", ")))
+	}
+	if n := resp.ExcludedUntrustedDocuments; n > 0 {
+		fmt.Fprintf(w, "  left out by exclude_untrusted: %s\n", plural(n, "document"))
+	}
+}
+
+// snippet is text on one line: runs of white space become one space,
+// control and format characters are made visible, and past max runes it
+// is cut at a word boundary when one is near, ending in "…".
+func snippet(text string, max int) string {
+	s := visible(strings.Join(strings.Fields(text), " "))
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	cut := max - 1
+	if sp := strings.LastIndexByte(string(r[:cut]), ' '); sp > 0 && utf8.RuneCountInString(string(r[:cut])[:sp]) > max*3/4 {
+		return string(r[:cut])[:sp] + "…"
+	}
+	return string(r[:cut]) + "…"
+}
+
+// visible replaces control characters and invisible format characters
+// (bidi overrides, zero-width and tag characters) with '?'.
+func visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -44,7 +44,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	default:
 		return &usageError{msg: fmt.Sprintf("--role %q is not one of all, api, worker", *role)}
 	}
-	a, err := openApp(ctx, e, *cfgPath)
+	a, err := openApp(ctx, e, *cfgPath, asDaemon)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := api.CheckListen(a.cfg.Listen, len(tokens) > 0, a.cfg.Auth.AllowUnauthenticated); err != nil {
-		return &configError{path: a.cfg.path, msg: err.Error()}
+		return &configError{path: a.cfg.path, line: a.cfg.listenLine(), msg: err.Error()}
 	}
 	if len(tokens) == 0 && len(a.cfg.ListenHosts) == 0 && api.CheckListen(a.cfg.Listen, false, false) != nil {
 		// allow_unauthenticated on a reachable address: other machines
@@ -99,15 +99,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		},
 		AddURL:   a.addURL,
 		Webhooks: hooks,
+
+		DeadLetters: gatedDeadLetters{&gate},
 	})
 	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
 	if err != nil {
-		return &configError{path: a.cfg.path, msg: err.Error()}
+		return &configError{path: a.cfg.path, line: a.cfg.line("tls"), msg: err.Error()}
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
 	}
+	a.listening(ln.Addr().String())
 	// serve.started: the API answers (retrieval, probes); serve.listening,
 	// once the job queue is open too, means every route works, as it
 	// always has.
@@ -317,10 +320,10 @@ func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period tim
 // token silently missing would lock clients out or, worse, seem to work.
 func (a *app) tokens(e *env) ([]api.Token, error) {
 	var out []api.Token
-	for _, t := range a.cfg.Auth.Tokens {
+	for i, t := range a.cfg.Auth.Tokens {
 		v, ok := e.lookupEnv(t.TokenEnv)
 		if !ok || v == "" {
-			return nil, &configError{path: a.cfg.path, msg: fmt.Sprintf("auth: token %q: environment variable %s is not set", t.Name, t.TokenEnv)}
+			return nil, a.cfg.tokenUnset(i)
 		}
 		out = append(out, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes})
 	}

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/pipeline"
 )
 
@@ -23,7 +25,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{msg: "sync takes one installation id: ingestd sync INSTALLATION --config F"}
+		return &usageError{cmd: "sync", msg: "want one installation id"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -32,24 +34,17 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, src, err := a.Installation(pos[0])
 	if err != nil {
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
 	if *queue {
-		jq, err := a.openQueue(ctx, e, false, nil)
-		if err != nil {
-			return err
-		}
-		defer jq.Close()
-		if err := a.queueSync(ctx, jq.Queue, inst.ID); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "%s: sync pass queued\n", inst.ID)
-		return nil
+		return a.queueSyncNow(ctx, e, inst.ID)
 	}
 	prog := newProgress(e.stderr, inst.ID, isTerminal(e.stderr))
 	_, before := a.embedder.Stats()
 	sum, err := a.pipe.Sync(ctx, inst, src, prog)
 	prog.done()
+	// The pipeline says which pass failed; the command line said it already.
+	err = trimContext(err, "sync "+inst.ID+": ")
 	if o, ok := a.store.(optimizer); ok && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
 		// A foreground pass is a bulk write: merge the full-text index now
 		// so the searches that follow are fast.
@@ -81,7 +76,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "skipped: %s: %s\n", f.ExternalID, f.Reason)
 		}
 		// Every term of the sum is printed, so a person can add it up.
-		fmt.Fprintf(e.stdout, "%s; %d chunks embedded\n", sum, embedded)
+		fmt.Fprintf(e.stdout, "%s; %s embedded\n", sum, plural(embedded, "chunk"))
 	}
 	return err
 }
@@ -136,7 +131,7 @@ func (p *progress) Total(n int) {
 	}
 	if first {
 		p.next = n / 10
-		fmt.Fprintf(p.w, "%s: about %d items to check (attachments and deletions found on the way add to it)\n", p.name, n)
+		fmt.Fprintf(p.w, "%s: about %s to check (attachments and deletions found on the way add to it)\n", p.name, plural(n, "item"))
 	}
 }
 
@@ -154,10 +149,60 @@ func (p *progress) Step(externalID string, o pipeline.Outcome, err error) {
 	}
 }
 
+// done ends the bar, or prints the last count: a pass that ends is never
+// left showing 2/3.
 func (p *progress) done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Finish()
+		return
+	}
+	if p.n > 0 {
+		// The total was an estimate; at the end every item was checked.
+		fmt.Fprintf(p.w, "%s: %d/%d\n", p.name, p.n, p.n)
 	}
 }
+
+// queueSyncNow is `ingestd sync ID --queue`: it queues a pass for the
+// workers on whatever NATS reachQueue finds.
+func (a *app) queueSyncNow(ctx context.Context, e *env, id string) error {
+	jq, d, err := a.reachQueue(ctx, e)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		if err := d.QueueSync(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s: sync pass queued by serve, %s\n", id, d.holder)
+		return nil
+	}
+	defer jq.Close()
+	if err := a.queueSync(ctx, jq.Queue, id); err != nil {
+		return err
+	}
+	if jq.emb != nil {
+		fmt.Fprintf(e.stdout, "%s: sync pass queued; no serve runs on this data_dir, so it runs when one starts\n", id)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s: sync pass queued\n", id)
+	return nil
+}
+
+// trimContext drops prefix from err's message, keeping err in the chain
+// for errors.Is and errors.As.
+func trimContext(err error, prefix string) error {
+	if err == nil || !strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	return &trimmedError{msg: strings.TrimPrefix(err.Error(), prefix), err: err}
+}
+
+type trimmedError struct {
+	msg string
+	err error
+}
+
+func (e *trimmedError) Error() string { return e.msg }
+func (e *trimmedError) Unwrap() error { return e.err }

@@ -77,7 +77,7 @@ func mustSyncJSON(t *testing.T, cfg, id string) pipeline.Summary {
 	return sum
 }
 
-var summaryLine = regexp.MustCompile(`: (\d+) items seen = (?:(\d+) queued \+ )?(\d+) added \+ (\d+) changed \+ (\d+) unchanged \+ (\d+) deleted \+ (\d+) failed \+ (\d+) skipped`)
+var summaryLine = regexp.MustCompile(`: (\d+) items? seen = (?:(\d+) queued \+ )?(\d+) added \+ (\d+) changed \+ (\d+) unchanged \+ (\d+) deleted \+ (\d+) failed \+ (\d+) skipped`)
 
 // mustLineAddsUp finds the summary line in the text output and adds it up
 // as a person would.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/github"

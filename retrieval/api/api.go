@@ -35,7 +35,7 @@ import (
 // Scopes a token can hold.
 const (
 	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync
+	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -88,6 +88,8 @@ type Options struct {
 	// Webhooks is mounted at /v1/webhooks/ when set. It authenticates by
 	// signature itself: no bearer token is asked there.
 	Webhooks http.Handler
+	// DeadLetters, when set, serves the dead-letter routes (admin scope).
+	DeadLetters DeadLetters
 }
 
 type server struct {
@@ -159,6 +161,7 @@ func New(o Options) http.Handler {
 	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
+	s.mountDLQ(mux, o.DeadLetters)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -312,10 +315,11 @@ func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// fail writes err and logs it when it is a server fault.
+// fail writes err and logs it when it is a server fault. A request whose
+// client went away is not one, whatever words the store found for the
+// query it interrupted.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && errors.Is(err, r.Context().Err()) {
-		// The client went away; nothing failed on our side.
+	if r.Context().Err() != nil {
 		s.log.Debug("request abandoned", slog.String("method", r.Method), slog.String("path", r.URL.Path))
 		return
 	}

@@ -55,6 +55,15 @@ func (s *server) errorInterceptor() connect.Interceptor {
 			if errors.As(err, &ce) {
 				return nil, err
 			}
+			if ctx.Err() != nil {
+				// The client went away: not a server fault.
+				s.log.Debug("request abandoned", "procedure", req.Spec().Procedure)
+				code := connect.CodeCanceled
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					code = connect.CodeDeadlineExceeded
+				}
+				return nil, connect.NewError(code, ctx.Err())
+			}
 			if ingestd.ErrorCode(err) == ingestd.EINTERNAL {
 				s.log.Error("request failed", "procedure", req.Spec().Procedure, "err", err)
 			}
