@@ -72,7 +72,7 @@ const (
 
 // Options configures a Service. Store and Embedder are required.
 type Options struct {
-	Store    ingestd.Store
+	Store    ingestd.Searcher
 	Embedder ingestd.Embedder
 	// FirewallMode is a mode as returned by firewall.ParseMode; empty means
 	// enforce.
@@ -101,7 +101,7 @@ type Options struct {
 
 // Service answers retrieval requests. It is safe for concurrent use.
 type Service struct {
-	store    ingestd.Store
+	store    ingestd.Searcher
 	embedder ingestd.Embedder
 	mode     string
 	decl     *provenance.Declarations
@@ -731,11 +731,7 @@ func (a *answer) similarity(c ingestd.Chunk) float64 {
 	if len(c.Embedding) != len(a.qv) || (c.EmbedderID != "" && c.EmbedderID != a.s.embedder.ID()) {
 		return 0
 	}
-	var s float32
-	for i, x := range a.qv {
-		s += x * c.Embedding[i]
-	}
-	return float64(s)
+	return float64(ingestd.Dot(a.qv, c.Embedding))
 }
 
 // expand fills the expanded block: documents one link away from primary
@@ -796,9 +792,9 @@ func (a *answer) expand(ctx context.Context) error {
 		}
 	}
 
-	// One read for the chunks of primary documents (adjacency) and of
-	// neighbours (their best chunk).
-	all, err := a.expansionChunks(ctx, primaryDocs, neighbours)
+	// One read for the chunks next to primary chunks and the best
+	// candidates of neighbours.
+	all, err := a.expansionChunks(ctx, neighbours)
 	if err != nil {
 		return err
 	}
@@ -847,35 +843,19 @@ func (a *answer) expand(ctx context.Context) error {
 	return nil
 }
 
-// expansionReader is a store that narrows expansion's chunks itself (the
-// Postgres store): the chunks next to primary chunks and each neighbour's
-// few chunks most similar to the query, instead of every chunk of those
-// documents; expand still picks among them. See postgres.Store.ExpansionChunks for the contract.
-type expansionReader interface {
-	ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error)
-}
-
 // expansionChunks reads the chunks expand chooses from: the neighbours
-// of primary chunks in primaryDocs and the chunks of neighbours. A store
-// that is an expansionReader returns only those expand will pick; any other
-// returns every chunk of the documents and expand picks.
-func (a *answer) expansionChunks(ctx context.Context, primaryDocs, neighbours []string) ([]ingestd.ChunkView, error) {
-	if r, ok := a.s.store.(expansionReader); ok {
-		var docs []string
-		var ordinals []int
-		for _, c := range a.primary {
-			docs = append(docs, c.view.DocumentID, c.view.DocumentID)
-			ordinals = append(ordinals, c.view.Ordinal-1, c.view.Ordinal+1)
-		}
-		all, err := r.ExpansionChunks(ctx, a.qv, a.s.embedder.ID(), docs, ordinals, neighbours)
-		if err != nil {
-			return nil, fmt.Errorf("read expansion chunks: %w", err)
-		}
-		return all, nil
+// of primary chunks and the few chunks of each neighbour document most
+// similar to the query (ingestd.Expansion).
+func (a *answer) expansionChunks(ctx context.Context, neighbours []string) ([]ingestd.ChunkView, error) {
+	x := ingestd.Expansion{Query: a.qv, EmbedderID: a.s.embedder.ID(), Documents: neighbours}
+	for _, c := range a.primary {
+		x.Adjacent = append(x.Adjacent,
+			ingestd.ChunkPosition{DocumentID: c.view.DocumentID, Ordinal: c.view.Ordinal - 1},
+			ingestd.ChunkPosition{DocumentID: c.view.DocumentID, Ordinal: c.view.Ordinal + 1})
 	}
-	all, err := a.s.store.DocumentChunks(ctx, append(slices.Clone(primaryDocs), neighbours...))
+	all, err := a.s.store.ExpansionChunks(ctx, x)
 	if err != nil {
-		return nil, fmt.Errorf("read document chunks: %w", err)
+		return nil, fmt.Errorf("read expansion chunks: %w", err)
 	}
 	return all, nil
 }

@@ -121,12 +121,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	h := api.New(api.Options{
-		Service:  svc,
-		Store:    a.store,
-		Tokens:   tokens,
-		Hosts:    a.cfg.ListenHosts,
-		Logger:   a.log,
-		Gatherer: reg,
+		Service:   svc,
+		Documents: a.store,
+		Tokens:    tokens,
+		Hosts:     a.cfg.ListenHosts,
+		Logger:    a.log,
+		Gatherer:  reg,
 		Ready: func(ctx context.Context) error {
 			if err := jq.ready(); err != nil {
 				return err
@@ -166,26 +166,24 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// warmer is a store that can load its in-memory indexes ahead of the
-// first search (store/sqlite).
-type warmer interface {
+// maintainer is the upkeep a store may need outside requests, which only
+// the SQLite store (*sqlite.Store) has; openStore sets app.maint to it. The
+// Postgres server keeps its own indexes.
+type maintainer interface {
+	// Warm loads the store's in-memory indexes ahead of the first search.
 	Warm(ctx context.Context) error
-}
-
-// optimizer is a store whose full-text index gets faster when merged after
-// bulk writes (store/sqlite). Merging holds the write lock for a moment.
-type optimizer interface {
+	// Optimize merges the full-text index after bulk writes, which makes
+	// searches faster; it holds the write lock for a moment.
 	Optimize(ctx context.Context) error
 }
 
 // warm loads the store's indexes so the first query does not pay for it.
 func (a *app) warm(ctx context.Context) {
-	w, ok := a.store.(warmer)
-	if !ok {
+	if a.maint == nil {
 		return
 	}
 	start := time.Now()
-	if err := w.Warm(ctx); err != nil {
+	if err := a.maint.Warm(ctx); err != nil {
 		a.log.Warn("store.warm_failed", "error", err.Error())
 		return
 	}
@@ -196,8 +194,7 @@ func (a *app) warm(ctx context.Context) {
 // documents were written, so search stays fast after bulk syncs without
 // paying for a merge on every write.
 func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period time.Duration) {
-	o, ok := a.store.(optimizer)
-	if !ok {
+	if a.maint == nil {
 		return
 	}
 	t := time.NewTicker(period)
@@ -212,7 +209,7 @@ func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period tim
 			continue
 		}
 		start := time.Now()
-		if err := o.Optimize(ctx); err != nil && ctx.Err() == nil {
+		if err := a.maint.Optimize(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("store.optimize_failed", "error", err.Error())
 			continue
 		}

@@ -54,9 +54,9 @@ type Token struct {
 // Options configures the handler. Service is required.
 type Options struct {
 	Service *retrieval.Service
-	// Store serves the admin routes (reject, delete) and, when Ready is
-	// nil, readiness (Ping).
-	Store ingestd.Store
+	// Documents serves the admin routes (reject, delete); nil answers
+	// them with EUNAVAILABLE.
+	Documents ingestd.DocumentStore
 	// Tokens, when any are configured, are required on every route but
 	// /healthz, /readyz, /metrics, gRPC health and webhooks.
 	Tokens []Token
@@ -70,8 +70,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Gatherer serves /metrics; nil leaves /metrics unmounted.
 	Gatherer prometheus.Gatherer
-	// Ready reports readiness for /readyz and gRPC health; nil means
-	// Store.Ping (or always ready without a store).
+	// Ready reports readiness for /readyz and gRPC health (cmd asks the
+	// store and the job queue); nil means always ready.
 	Ready func(ctx context.Context) error
 	// Sync queues a sync of the installation; nil answers 501. It returns
 	// ENOTFOUND for an installation that is not configured.
@@ -89,7 +89,7 @@ type Options struct {
 
 type server struct {
 	svc     *retrieval.Service
-	store   ingestd.Store
+	docs    ingestd.DocumentStore
 	log     *slog.Logger
 	ready   func(context.Context) error
 	sync    func(context.Context, string) error
@@ -104,17 +104,12 @@ func New(o Options) http.Handler {
 	if o.Service == nil {
 		panic("api: Service is required")
 	}
-	s := &server{svc: o.Service, store: o.Store, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
+	s := &server{svc: o.Service, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.ready == nil {
-		s.ready = func(ctx context.Context) error {
-			if s.store == nil {
-				return nil
-			}
-			return s.store.Ping(ctx)
-		}
+		s.ready = func(context.Context) error { return nil }
 	}
 	copts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{}),
@@ -230,12 +225,12 @@ func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleReject(w http.ResponseWriter, r *http.Request) {
-	if s.store == nil {
+	if s.docs == nil {
 		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.store.SetStatus(r.Context(), id, ingestd.StatusRejected); err != nil {
+	if err := s.docs.SetStatus(r.Context(), id, ingestd.StatusRejected); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -243,12 +238,12 @@ func (s *server) handleReject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if s.store == nil {
+	if s.docs == nil {
 		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.store.DeleteDocument(r.Context(), id); err != nil {
+	if err := s.docs.DeleteDocument(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -52,7 +52,7 @@ func MustServe(tb testing.TB, mode string, o api.Options) *env {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	o.Service, o.Store = svc, s
+	o.Service, o.Documents = svc, s
 	if o.Gatherer == nil {
 		o.Gatherer = reg
 	}

@@ -64,7 +64,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	srv := httptest.NewServer(api.New(api.Options{Service: svc, Store: store}))
+	srv := httptest.NewServer(api.New(api.Options{Service: svc, Documents: store}))
 	defer srv.Close()
 
 	c := client.New(srv.URL, nil)
