@@ -60,7 +60,7 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 	queries := append([]string{"refund form", "vacation policy", "database migration rollback"}, syn.Queries[:80]...)
 	var expanded, siblings int
 	for i, q := range queries {
-		r := retrieval.Request{Query: q, TopK: 8, RequestID: "same"}
+		r := ingestd.RetrieveRequest{Query: q, TopK: 8, RequestID: "same"}
 		switch i % 3 {
 		case 1:
 			r.ExcludeUntrusted = true
@@ -82,7 +82,7 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 			expanded++
 		}
 		for _, c := range got.Expanded {
-			if c.Via == retrieval.ViaSibling {
+			if c.Via == ingestd.ViaSibling {
 				siblings++
 			}
 		}

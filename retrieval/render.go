@@ -31,7 +31,7 @@ const (
 // text is printed as stored, never unfenced; titles and URIs are printed
 // with control characters made visible so a stored value cannot drive the
 // terminal. Write errors are ignored, as for fmt.Fprintf.
-func Render(w io.Writer, resp *Response, o RenderOptions) {
+func Render(w io.Writer, resp *ingestd.RetrieveResponse, o RenderOptions) {
 	paint := func(code, s string) string {
 		if !o.Color {
 			return s
@@ -40,7 +40,7 @@ func Render(w io.Writer, resp *Response, o RenderOptions) {
 	}
 	blocks := []struct {
 		name   string
-		chunks []Chunk
+		chunks []ingestd.ServedChunk
 	}{{"primary", resp.Primary}, {"expanded", resp.Expanded}, {"rejected", resp.Rejected}}
 	for _, b := range blocks {
 		fmt.Fprintf(w, "%s (%d)\n", paint(ansiBold, b.name), len(b.chunks))
@@ -73,6 +73,10 @@ func Render(w io.Writer, resp *Response, o RenderOptions) {
 		}
 	}
 	v := resp.Verdict
+	if v == nil {
+		fmt.Fprintf(w, "%s: %s (the answer carried none)\n", paint(ansiBold, "verdict"), paint(ansiRed, "tools BLOCKED"))
+		return
+	}
 	tools := paint(ansiGreen, "tools allowed")
 	if !v.ToolsAllowed {
 		tools = paint(ansiRed, "tools BLOCKED")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/retrieval"
 )
 
@@ -38,7 +39,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	expand := !*noExpand
-	resp, err := svc.Retrieve(ctx, retrieval.Request{
+	resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{
 		Query:            query,
 		TopK:             *topK,
 		Installations:    splitList(*insts),

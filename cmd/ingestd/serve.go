@@ -19,18 +19,26 @@ import (
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
+	"github.com/ingestd/ingestd/retrieval/metrics"
 )
 
-// retrieval builds the retrieval service over the app's store.
-func (a *app) retrieval(reg prometheus.Registerer) (*retrieval.Service, error) {
-	return retrieval.New(retrieval.Options{
+// retrieval builds the retrieval service over the app's store, wrapped in
+// its metrics when reg is not nil.
+func (a *app) retrieval(reg prometheus.Registerer) (ingestd.Retriever, error) {
+	svc, err := retrieval.New(retrieval.Options{
 		Store:         a.store,
 		Embedder:      a.embedder,
 		FirewallMode:  a.cfg.Firewall.Mode,
 		Installations: a.installations(),
 		Logger:        a.log,
-		Registerer:    reg,
 	})
+	switch {
+	case err != nil:
+		return nil, err
+	case reg == nil:
+		return svc, nil
+	}
+	return metrics.New(svc, &metrics.Options{Registerer: reg})
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -121,7 +129,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	h := api.New(api.Options{
-		Service:   svc,
+		Retriever: svc,
 		Documents: a.store,
 		Tokens:    tokens,
 		Hosts:     a.cfg.ListenHosts,

@@ -3,11 +3,11 @@
 // handler), gRPC reflection and health, the REST routes of the public
 // HTTP surface, Prometheus metrics and health probes.
 //
-// It translates; it never decides. The verdict comes from package
-// retrieval unchanged, on every protocol. Every request, on every route,
-// passes one guard (guard.go) that refuses a foreign Host (DNS
-// rebinding), cross-origin browser requests and the Content-Types a
-// browser sends without asking. Bearer tokens are compared in constant
+// It translates; it never decides. The verdict comes from the
+// ingestd.Retriever it serves (package retrieval) unchanged, on every
+// protocol. Every request, on every route, passes one guard (guard.go)
+// that refuses a foreign Host (DNS rebinding), cross-origin browser
+// requests and the Content-Types a browser sends without asking. Bearer tokens are compared in constant
 // time and never echoed; every request body is size-limited.
 package api
 
@@ -29,7 +29,6 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
-	"github.com/ingestd/ingestd/retrieval"
 )
 
 // Scopes a token can hold.
@@ -51,9 +50,11 @@ type Token struct {
 	Scopes []string
 }
 
-// Options configures the handler. Service is required.
+// Options configures the handler. Retriever is required.
 type Options struct {
-	Service *retrieval.Service
+	// Retriever answers retrieve and provenance on every protocol: the
+	// retrieval service, wrapped in its metrics (retrieval/metrics).
+	Retriever ingestd.Retriever
 	// Documents serves the admin routes (reject, delete); nil answers
 	// them with EUNAVAILABLE.
 	Documents ingestd.DocumentStore
@@ -88,7 +89,7 @@ type Options struct {
 }
 
 type server struct {
-	svc     *retrieval.Service
+	svc     ingestd.Retriever
 	docs    ingestd.DocumentStore
 	log     *slog.Logger
 	ready   func(context.Context) error
@@ -99,12 +100,12 @@ type server struct {
 }
 
 // New returns the handler serving every route behind the guard. It panics
-// when Service is nil or a Host is invalid: those are wiring errors.
+// when Retriever is nil or a Host is invalid: those are wiring errors.
 func New(o Options) http.Handler {
-	if o.Service == nil {
-		panic("api: Service is required")
+	if o.Retriever == nil {
+		panic("api: Retriever is required")
 	}
-	s := &server{svc: o.Service, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
+	s := &server{svc: o.Retriever, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -207,7 +208,7 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 	if b.RequestID == "" {
 		b.RequestID = r.Header.Get("X-Request-Id")
 	}
-	resp, err := s.svc.Retrieve(r.Context(), retrieval.Request(b))
+	resp, err := s.svc.Retrieve(r.Context(), ingestd.RetrieveRequest(b))
 	if err != nil {
 		s.fail(w, r, err)
 		return
