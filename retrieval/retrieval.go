@@ -149,8 +149,9 @@ type tierSet []ingestd.Tier
 
 func (ts tierSet) has(t ingestd.Tier) bool { return ts == nil || slices.Contains(ts, t) }
 
-// everyTier is every tier in force a document can have.
-var everyTier = tierSet{"", ingestd.TierTrustedInternal, ingestd.TierMachineGenerated, ingestd.TierUntrustedExternal}
+// everyTier is every tier in force a document can have: undeclared and
+// the declared tiers (provenance owns the list).
+var everyTier = append(tierSet{""}, provenance.Tiers...)
 
 // scope is a narrowing of what may be served: the store's filter, the
 // tiers in force to keep among what the store returns (nil keeps all),
