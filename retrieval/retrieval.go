@@ -13,12 +13,12 @@
 // every transport that serves this Service. The verdict is computed with
 // one TierFacts read over the served documents, never from the request.
 //
-// When to use Request.ExcludeUntrusted: a turn that must be able to act
-// (an agent step that will call a tool whatever it reads) asks for grounding
-// that allows tools instead of gambling on what retrieval brings. The
-// answer then leaves untrusted-external and unknown-tier documents out of
-// all three blocks, says how many it left out, and its verdict allows
-// tools honestly. A turn that answers a question (quoting a customer's
+// When to use RetrieveRequest.ExcludeUntrusted: a turn that must be able
+// to act (an agent step that will call a tool whatever it reads) asks for
+// grounding that allows tools instead of gambling on what retrieval
+// brings. The answer then leaves untrusted-external and unknown-tier
+// documents out of all three blocks, says how many it left out, and its
+// verdict allows tools honestly. A turn that answers a question (quoting a customer's
 // mail is fine) should not set it: it would hide what the outside said.
 package retrieval
 
