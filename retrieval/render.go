@@ -30,7 +30,8 @@ const (
 // score, uri, and the fenced text on request) and the verdict. The fenced
 // text is printed as stored, never unfenced; titles and URIs are printed
 // with control characters made visible so a stored value cannot drive the
-// terminal. Write errors are ignored, as for fmt.Fprintf.
+// terminal. An answer without a verdict prints as blocked. Write errors
+// are ignored, as for fmt.Fprintf.
 func Render(w io.Writer, resp *ingestd.RetrieveResponse, o RenderOptions) {
 	paint := func(code, s string) string {
 		if !o.Color {

@@ -18,8 +18,9 @@
 // grounding that allows tools instead of gambling on what retrieval
 // brings. The answer then leaves untrusted-external and unknown-tier
 // documents out of all three blocks, says how many it left out, and its
-// verdict allows tools honestly. A turn that answers a question (quoting a customer's
-// mail is fine) should not set it: it would hide what the outside said.
+// verdict allows tools honestly. A turn that answers a question (quoting
+// a customer's mail is fine) should not set it: it would hide what the
+// outside said.
 package retrieval
 
 import (

@@ -490,6 +490,13 @@ func TestRender(t *testing.T) {
 	if !strings.Contains(buf.String(), "\x1b[31m") {
 		t.Error("no colour with Color")
 	}
+	// An answer a client could not read the verdict of prints as blocked.
+	buf.Reset()
+	resp.Verdict = nil
+	retrieval.Render(&buf, resp, retrieval.RenderOptions{})
+	if out := buf.String(); !strings.Contains(out, "verdict: tools BLOCKED (the answer carried none)\n") {
+		t.Errorf("render without a verdict:\n%s", out)
+	}
 }
 
 func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(corpus.Dims) }
