@@ -17,3 +17,23 @@ type Embedder interface {
 	// and EINVALID when it refuses the input.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// Dot is the inner product of two vectors of the same length; with
+// L2-normalised vectors, as every Embedder makes, it is their cosine
+// similarity. It panics when b is shorter than a. The one implementation
+// that retrieval, the stores' default paths and package embedder share.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,23 +1,58 @@
 package ingestd
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 )
 
-// Store is where documents, chunks, links and sync state live. Two
-// implementations exist: store/sqlite (the embedded default) and
-// store/postgres (scale-out). Both pass store/storetest.
+// Store is every ability a store has: the union of the roles below, which
+// both implementations have — store/sqlite (the embedded default) and
+// store/postgres (scale-out) — and store/storetest checks. Wiring (cmd)
+// holds a Store; every other package takes the smallest role it uses:
+// DocumentStore (the pipeline, the admin routes), Searcher (retrieval),
+// embedder.Cache (the embedding cache), provenance.FactReader. A store's
+// upkeep outside requests is not part of it: cmd knows which store it
+// opened and whether that one has any.
 //
 // Unless a method says otherwise it returns an *Error with ENOTFOUND for a
 // document id it does not hold, EINVALID for arguments it refuses, and
 // EUNAVAILABLE when the database cannot be reached.
 type Store interface {
+	DocumentStore
+	Searcher
+
 	// PutInstallations records the configured installations (id, kind,
 	// declared tier) so reports can name them. Installations no longer
 	// configured keep their documents.
 	PutInstallations(ctx context.Context, insts []Installation) error
 
+	// CachedEmbeddings returns the vectors the embedder already made for
+	// the given text hashes; missing hashes are absent from the map.
+	CachedEmbeddings(ctx context.Context, embedderID string, textHashes []string) (map[string][]float32, error)
+	// PutEmbeddings adds vectors to the embedding cache.
+	PutEmbeddings(ctx context.Context, embedderID string, vecs map[string][]float32) error
+
+	// DocumentChunks returns every chunk of the given documents in document
+	// and ordinal order, embeddings included.
+	DocumentChunks(ctx context.Context, docIDs []string) ([]ChunkView, error)
+
+	// ChunksToEmbed returns up to limit chunks whose vector was not made by
+	// the embedder with the given id (for reindex), after the chunk id after.
+	ChunksToEmbed(ctx context.Context, embedderID, after string, limit int) ([]Chunk, error)
+	// SetEmbeddings replaces the vectors of the given chunks.
+	SetEmbeddings(ctx context.Context, embedderID string, vecs map[string][]float32) error
+
+	// Ping reports whether the store can serve (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// DocumentStore is where documents are written and their life cycle and
+// sync state kept: what package pipeline writes through and the admin
+// routes (reject, delete) change. Errors as for Store.
+type DocumentStore interface {
 	// Document returns the document with the id, deleted ones included.
 	Document(ctx context.Context, id string) (*Document, error)
 
@@ -43,13 +78,14 @@ type Store interface {
 	Cursor(ctx context.Context, installation, key string) (string, error)
 	// SetCursor stores a sync cursor.
 	SetCursor(ctx context.Context, installation, key, value string) error
+}
 
-	// CachedEmbeddings returns the vectors the embedder already made for
-	// the given text hashes; missing hashes are absent from the map.
-	CachedEmbeddings(ctx context.Context, embedderID string, textHashes []string) (map[string][]float32, error)
-	// PutEmbeddings adds vectors to the embedding cache.
-	PutEmbeddings(ctx context.Context, embedderID string, vecs map[string][]float32) error
-
+// Searcher is what package retrieval reads: ranked candidates, the
+// chunks around them, the links between documents and the facts their
+// tiers in force are computed from. It is declared here, not in
+// retrieval, because both stores implement it and store/storetest checks
+// its contract, ExpansionChunks's default included. Errors as for Store.
+type Searcher interface {
 	// SearchText ranks chunks by full-text relevance to the query (higher
 	// score is better). Query syntax is never interpreted: the words of the
 	// query are matched, operators and quotes are plain text.
@@ -61,11 +97,14 @@ type Store interface {
 	// in the order of ids; ids it does not hold are skipped. Embeddings are
 	// included.
 	Chunks(ctx context.Context, ids []string) ([]ChunkView, error)
-	// DocumentChunks returns every chunk of the given documents in document
-	// and ordinal order, embeddings included.
-	DocumentChunks(ctx context.Context, docIDs []string) ([]ChunkView, error)
+	// ExpansionChunks returns the chunks an answer's expansion chooses
+	// from (see Expansion for which, and ExpansionChunksOf, the default
+	// implementation over DocumentChunks that a store without a faster
+	// path calls, so that every store answers alike).
+	ExpansionChunks(ctx context.Context, x Expansion) ([]ChunkView, error)
 	// Links returns the links that start or end at any of the documents.
 	Links(ctx context.Context, docIDs []string) ([]Link, error)
+
 	// TierFacts returns, for each document id it holds (deleted ones
 	// included), what the document's tier in force is computed from: its
 	// installation, source kind and stored tier as stored (undeclared is
@@ -80,16 +119,107 @@ type Store interface {
 	// the values of metaKeys), for the provenance report. Documents with
 	// equal facts are counted together.
 	CountDocuments(ctx context.Context, metaKeys []string) ([]DocumentCount, error)
+}
 
-	// ChunksToEmbed returns up to limit chunks whose vector was not made by
-	// the embedder with the given id (for reindex), after the chunk id after.
-	ChunksToEmbed(ctx context.Context, embedderID, after string, limit int) ([]Chunk, error)
-	// SetEmbeddings replaces the vectors of the given chunks.
-	SetEmbeddings(ctx context.Context, embedderID string, vecs map[string][]float32) error
+// Expansion says which chunks Searcher.ExpansionChunks returns: those at
+// the positions in Adjacent that exist, in that order; then, for each of
+// Documents in order, its ExpansionCandidates chunks most similar to Query
+// (Dot of the vectors; a chunk without a vector, with one of another
+// length or made by another embedder than EmbedderID scores 0; the lowest
+// ordinal first among equals), in ordinal order. A chunk is returned once,
+// where it first comes.
+//
+// Retrieval reads the chunks next to its primary chunks (Adjacent) and
+// the best chunk of each linked document (Documents); it picks the best
+// of the candidates itself, with its own arithmetic, so a near tie
+// rounded differently by a database still leaves it the chunk it would
+// have picked from all of them.
+type Expansion struct {
+	Query      []float32
+	EmbedderID string
+	Adjacent   []ChunkPosition
+	Documents  []string
+}
 
-	// Ping reports whether the store can serve (readiness).
-	Ping(ctx context.Context) error
-	Close() error
+// ChunkPosition names a chunk by its document and ordinal.
+type ChunkPosition struct {
+	DocumentID string
+	Ordinal    int
+}
+
+// ExpansionCandidates is how many chunks of each of Expansion.Documents
+// ExpansionChunks returns.
+const ExpansionCandidates = 2
+
+// ExpansionChunksOf implements Searcher.ExpansionChunks from every chunk
+// of the documents concerned (DocumentChunks): one read, the choice made
+// here. Stores without a faster path call it; store/storetest checks that
+// every store answers as it does. Errors are DocumentChunks's.
+func ExpansionChunksOf(ctx context.Context, s interface {
+	DocumentChunks(ctx context.Context, docIDs []string) ([]ChunkView, error)
+}, x Expansion) ([]ChunkView, error) {
+	if len(x.Adjacent) == 0 && len(x.Documents) == 0 {
+		return nil, nil
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, id := range x.Documents {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, p := range x.Adjacent {
+		if !seen[p.DocumentID] {
+			seen[p.DocumentID] = true
+			ids = append(ids, p.DocumentID)
+		}
+	}
+	all, err := s.DocumentChunks(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byDoc := make(map[string][]ChunkView, len(ids))
+	for _, v := range all {
+		byDoc[v.DocumentID] = append(byDoc[v.DocumentID], v)
+	}
+	out := make([]ChunkView, 0, len(x.Adjacent)+ExpansionCandidates*len(x.Documents))
+	picked := map[string]bool{}
+	add := func(v ChunkView) {
+		if !picked[v.ID] {
+			picked[v.ID] = true
+			out = append(out, v)
+		}
+	}
+	for _, p := range x.Adjacent {
+		for _, v := range byDoc[p.DocumentID] {
+			if v.Ordinal == p.Ordinal {
+				add(v)
+			}
+		}
+	}
+	score := func(v ChunkView) float32 {
+		if len(v.Embedding) != len(x.Query) || (v.EmbedderID != "" && v.EmbedderID != x.EmbedderID) {
+			return 0
+		}
+		return Dot(x.Query, v.Embedding)
+	}
+	for _, id := range x.Documents {
+		chunks := byDoc[id] // in ordinal order
+		scores := make([]float32, len(chunks))
+		order := make([]int, len(chunks))
+		for i, v := range chunks {
+			scores[i], order[i] = score(v), i
+		}
+		// Best first; a stable sort keeps the lower ordinal ahead among equals.
+		slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(scores[j], scores[i]) })
+		best := order[:min(len(order), ExpansionCandidates)]
+		slices.Sort(best)
+		for _, i := range best {
+			add(chunks[i])
+		}
+	}
+	return out, nil
 }
 
 // Filter narrows a search. Empty slices mean no narrowing.

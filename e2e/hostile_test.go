@@ -127,7 +127,7 @@ func TestHostileCorpusEndToEnd(t *testing.T) {
 	})
 
 	// The test can tell: a query only the handbook answers allows tools.
-	res, err := env.svc.Retrieve(t.Context(), retrieval.Request{Query: "green CI run release channel", Installations: []string{instHandbook.ID}})
+	res, err := env.svc.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "green CI run release channel", Installations: []string{instHandbook.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,13 +325,13 @@ func verifyHostile(t *testing.T, env *hostileEnv, inst ingestd.Installation, doc
 			}
 		}
 
-		res, err := env.svc.Retrieve(ctx, retrieval.Request{Query: d.query, TopK: 20, Installations: []string{inst.ID, instHandbook.ID}})
+		res, err := env.svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: d.query, TopK: 20, Installations: []string{inst.ID, instHandbook.ID}})
 		if err != nil {
 			t.Errorf("%s: retrieve %q: %v", d.h.Name, d.query, err)
 			continue
 		}
 		var served []string
-		for _, b := range [][]retrieval.Chunk{res.Primary, res.Expanded, res.Rejected} {
+		for _, b := range [][]ingestd.ServedChunk{res.Primary, res.Expanded, res.Rejected} {
 			for _, c := range b {
 				served = append(served, c.DocumentID)
 				if err := firewall.Check(c.Fenced); err != nil {

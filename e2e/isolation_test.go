@@ -89,21 +89,21 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 	}
 	tests := []struct {
 		name         string
-		req          retrieval.Request
+		req          ingestd.RetrieveRequest
 		only         string
 		toolsAllowed bool
 	}{
 		// top_k 1 leaves the rest of the installation and every
 		// cross-installation neighbour to expansion.
-		{"trusted A", retrieval.Request{Installations: []string{a.ID}, TopK: 1}, a.ID, true},
-		{"untrusted B", retrieval.Request{Installations: []string{b.ID}, TopK: 1}, b.ID, false},
-		{"A with top_k 100", retrieval.Request{Installations: []string{a.ID}, TopK: 100}, a.ID, true},
-		{"A by source kind too", retrieval.Request{Installations: []string{a.ID}, SourceKinds: []string{"files", "imap"}, TopK: 1}, a.ID, true},
-		{"B excluding untrusted", retrieval.Request{Installations: []string{b.ID}, ExcludeUntrusted: true, TopK: 1}, b.ID, true},
+		{"trusted A", ingestd.RetrieveRequest{Installations: []string{a.ID}, TopK: 1}, a.ID, true},
+		{"untrusted B", ingestd.RetrieveRequest{Installations: []string{b.ID}, TopK: 1}, b.ID, false},
+		{"A with top_k 100", ingestd.RetrieveRequest{Installations: []string{a.ID}, TopK: 100}, a.ID, true},
+		{"A by source kind too", ingestd.RetrieveRequest{Installations: []string{a.ID}, SourceKinds: []string{"files", "imap"}, TopK: 1}, a.ID, true},
+		{"B excluding untrusted", ingestd.RetrieveRequest{Installations: []string{b.ID}, ExcludeUntrusted: true, TopK: 1}, b.ID, true},
 	}
 	// Unrestricted, the cross links do pull the other installation in:
 	// the restriction below is what keeps it out.
-	res, err := svc.Retrieve(ctx, retrieval.Request{Query: "wire transfer refund payout tool", TopK: 1})
+	res, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: "wire transfer refund payout tool", TopK: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				blocks := map[string][]retrieval.Chunk{"primary": res.Primary, "expanded": res.Expanded, "rejected": res.Rejected}
+				blocks := map[string][]ingestd.ServedChunk{"primary": res.Primary, "expanded": res.Expanded, "rejected": res.Rejected}
 				for name, cs := range blocks {
 					for _, c := range cs {
 						served++

@@ -64,7 +64,7 @@ func TestMailThreadAndAttachmentInExpandedBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := svc.Retrieve(ctx, retrieval.Request{Query: "invoice 7781 charges the annual plan twice", TopK: 1})
+	resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: "invoice 7781 charges the annual plan twice", TopK: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestMailThreadAndAttachmentInExpandedBlock(t *testing.T) {
 		t.Fatalf("primary = %+v, want the first message", resp.Primary)
 	}
 	via := map[string]string{}
-	var attachment *retrieval.Chunk
+	var attachment *ingestd.ServedChunk
 	for i, c := range resp.Expanded {
 		via[c.DocumentID] = c.Via
 		if c.DocumentID != replyID {

@@ -34,19 +34,7 @@ func Cosine(a, b []float32) float32 {
 	if len(a) != len(b) {
 		return 0
 	}
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return ingestd.Dot(a, b)
 }
 
 // TextHash is the key under which Cached stores the vector of text: the hex

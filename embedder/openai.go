@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/clock"
 )
 
 // Defaults of OpenAIOptions.
@@ -128,7 +129,7 @@ func NewOpenAI(o OpenAIOptions) (*OpenAI, error) {
 		e.client = http.DefaultClient
 	}
 	if e.sleep == nil {
-		e.sleep = sleepContext
+		e.sleep = clock.Sleep
 	}
 	return e, nil
 }
@@ -395,15 +396,4 @@ func redactURL(s string) string {
 	}
 	u.User = nil
 	return u.String()
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -318,12 +318,11 @@ func (q *Queue) setup(ctx context.Context) error {
 	return nil
 }
 
-// Close waits (up to 5s) for stored-document events still in flight. The
-// connection belongs to the caller and stays open; workers stop with
-// their context.
-func (q *Queue) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+// Close waits for the stored-document events still in flight until they
+// are acknowledged or ctx ends (then it returns ctx's error; the events
+// are best effort). The connection belongs to the caller and stays open;
+// workers stop with their context.
+func (q *Queue) Close(ctx context.Context) error {
 	return q.Flush(ctx)
 }
 

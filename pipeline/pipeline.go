@@ -26,7 +26,7 @@ import (
 
 // Options configures a Pipeline. Store and Embedder are required.
 type Options struct {
-	Store ingestd.Store
+	Store ingestd.DocumentStore
 	// Embedder makes the chunk vectors. Wrap it in embedder.Cached so that
 	// text seen before is never embedded twice.
 	Embedder ingestd.Embedder
@@ -42,7 +42,7 @@ type Options struct {
 
 // Pipeline ingests items into a store. It is safe for concurrent use.
 type Pipeline struct {
-	store    ingestd.Store
+	store    ingestd.DocumentStore
 	embedder ingestd.Embedder
 	chunking *chunker.Options
 	onStored func(context.Context, *ingestd.Document)

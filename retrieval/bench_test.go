@@ -137,7 +137,7 @@ func benchRetrieve(b *testing.B, n int, tierBy bool) {
 	}
 	ctx := context.Background()
 	// Warm the store's indexes.
-	if _, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[0]}); err != nil {
+	if _, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: syn.Queries[0]}); err != nil {
 		b.Fatal(err)
 	}
 	ts.tiers, ts.text, ts.vec = 0, 0, 0
@@ -147,7 +147,7 @@ func benchRetrieve(b *testing.B, n int, tierBy bool) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		resp, err := svc.Retrieve(ctx, retrieval.Request{Query: syn.Queries[i%len(syn.Queries)]})
+		resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: syn.Queries[i%len(syn.Queries)]})
 		d := time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -157,7 +157,7 @@ func benchRetrieve(b *testing.B, n int, tierBy bool) {
 		// Decide again over the same input, to time it alone.
 		ids := docIDs(resp)
 		tiers := map[string]ingestd.Tier{}
-		for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+		for _, blk := range [][]ingestd.ServedChunk{resp.Primary, resp.Expanded, resp.Rejected} {
 			for _, c := range blk {
 				tiers[c.DocumentID] = ingestd.Tier(c.Tier)
 			}
@@ -183,9 +183,9 @@ func benchRetrieve(b *testing.B, n int, tierBy bool) {
 	b.ReportMetric(100*float64(blocked)/float64(len(durs)), "blocked-%")
 }
 
-func docIDs(resp *retrieval.Response) []string {
+func docIDs(resp *ingestd.RetrieveResponse) []string {
 	var ids []string
-	for _, blk := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+	for _, blk := range [][]ingestd.ServedChunk{resp.Primary, resp.Expanded, resp.Rejected} {
 		for _, c := range blk {
 			ids = append(ids, c.DocumentID)
 		}

@@ -121,7 +121,7 @@ func eachStore(t *testing.T, docs []corpus.Doc, fn func(t *testing.T, s ingestd.
 
 // servedTiers maps each served document to the tier its chunks show; a
 // document whose chunks disagree maps to "mixed".
-func servedTiers(resp *retrieval.Response) map[string]string {
+func servedTiers(resp *ingestd.RetrieveResponse) map[string]string {
 	out := map[string]string{}
 	for _, c := range slices.Concat(resp.Primary, resp.Expanded, resp.Rejected) {
 		if t, ok := out[c.DocumentID]; ok && t != c.Tier {
@@ -141,13 +141,13 @@ func TestTierInForce(t *testing.T) {
 		trusted   = string(ingestd.TierTrustedInternal)
 		untrusted = string(ingestd.TierUntrustedExternal)
 	)
-	budget := retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 1, IncludeRejected: ptr(false)}
-	owner := retrieval.Request{Query: "scheduler flake leap seconds nightly", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)}
-	member := retrieval.Request{Query: "cache eviction storm memory pressure", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)}
+	budget := ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 1, IncludeRejected: ptr(false)}
+	owner := ingestd.RetrieveRequest{Query: "scheduler flake leap seconds nightly", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)}
+	member := ingestd.RetrieveRequest{Query: "cache eviction storm memory pressure", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)}
 	tests := []struct {
 		name    string
 		insts   []ingestd.Installation
-		req     retrieval.Request
+		req     ingestd.RetrieveRequest
 		primary string // the document that must be primary
 		allowed bool
 		ids     []string          // the verdict's untrusted documents
@@ -164,10 +164,10 @@ func TestTierInForce(t *testing.T) {
 		{name: "installation kind changed", insts: declared(wikiKindChanged), req: budget, primary: budgetMemo.ID(),
 			ids: []string{budgetMemo.ID()}, tiers: map[string]string{budgetMemo.ID(): untrusted}},
 		{name: "undeclared stamp takes a trusted declaration", insts: declared(),
-			req:     retrieval.Request{Query: "plotter toner cartridges cupboard", TopK: 1, IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "plotter toner cartridges cupboard", TopK: 1, IncludeRejected: ptr(false)},
 			primary: printerGuide.ID(), allowed: true, tiers: map[string]string{printerGuide.ID(): trusted}},
 		{name: "undeclared stamp takes an untrusted declaration", insts: declared(wikiUntrusted),
-			req:     retrieval.Request{Query: "plotter toner cartridges cupboard", TopK: 1, IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "plotter toner cartridges cupboard", TopK: 1, IncludeRejected: ptr(false)},
 			primary: printerGuide.ID(), ids: []string{printerGuide.ID()}, tiers: map[string]string{printerGuide.ID(): untrusted}},
 		{name: "per-author rule still trusts the owner", insts: declared(), req: owner, primary: ownerIssue.ID(), allowed: true,
 			tiers: map[string]string{ownerIssue.ID(): trusted}},
@@ -180,22 +180,22 @@ func TestTierInForce(t *testing.T) {
 		{name: "per-author rule narrowed: member dropped", insts: declared(repoRuleNarrowed), req: member, primary: memberIssue.ID(),
 			ids: []string{memberIssue.ID()}, tiers: map[string]string{memberIssue.ID(): untrusted}},
 		{name: "re-declared trusted waits for a re-stamp", insts: declared(repoTrusted),
-			req:     retrieval.Request{Query: "trigger the payout tool wallet", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "trigger the payout tool wallet", TopK: 1, Expand: ptr(false), IncludeRejected: ptr(false)},
 			primary: strangerIssue.ID(), ids: []string{strangerIssue.ID()}, tiers: map[string]string{strangerIssue.ID(): untrusted}},
 		{name: "re-declared document reached only through expansion", insts: declared(wikiUntrusted),
-			req:     retrieval.Request{Query: "blue green deploy runbook smoke tests", TopK: 1, IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "blue green deploy runbook smoke tests", TopK: 1, IncludeRejected: ptr(false)},
 			primary: deployGuide.ID(), ids: []string{routerNotes.ID()},
 			tiers: map[string]string{deployGuide.ID(): trusted, routerNotes.ID(): untrusted}},
 		{name: "re-declared document only in the rejected block", insts: declared(wikiUntrusted),
-			req:     retrieval.Request{Query: "database migration plan move invoices", TopK: 1, Expand: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "database migration plan move invoices", TopK: 1, Expand: ptr(false)},
 			primary: migrationPlan.ID(), ids: []string{cassandraIdea.ID()},
 			tiers: map[string]string{migrationPlan.ID(): trusted, cassandraIdea.ID(): untrusted}},
 		{name: "rule restricting a mail restricts its attachment", insts: declared(mailRuleAdded),
-			req:     retrieval.Request{Query: "spreadsheet summary quote seat counts region", TopK: 1, IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "spreadsheet summary quote seat counts region", TopK: 1, IncludeRejected: ptr(false)},
 			primary: renewalQuote.ID(), ids: []string{renewalMail.ID(), renewalQuote.ID()},
 			tiers: map[string]string{renewalQuote.ID(): untrusted, renewalMail.ID(): untrusted}},
 		{name: "attachment as stamped", insts: declared(),
-			req:     retrieval.Request{Query: "spreadsheet summary quote seat counts region", TopK: 1, IncludeRejected: ptr(false)},
+			req:     ingestd.RetrieveRequest{Query: "spreadsheet summary quote seat counts region", TopK: 1, IncludeRejected: ptr(false)},
 			primary: renewalQuote.ID(), allowed: true,
 			tiers: map[string]string{renewalQuote.ID(): trusted, renewalMail.ID(): trusted}},
 	}
@@ -240,39 +240,39 @@ func TestTierInForceFilters(t *testing.T) {
 		tests := []struct {
 			name    string
 			insts   []ingestd.Installation
-			req     retrieval.Request
+			req     ingestd.RetrieveRequest
 			absent  []string // must not be served
 			present []string // must be served
 		}{
 			{name: "exclude_untrusted after re-declaration", insts: declared(wikiUntrusted),
-				req:    retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
+				req:    ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
 				absent: []string{budgetMemo.ID()}},
 			{name: "exclude_untrusted after removal", insts: declared(wikiRemoved),
-				req:    retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
+				req:    ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
 				absent: []string{budgetMemo.ID()}},
 			{name: "exclude_untrusted keeps what is still trusted", insts: declared(),
-				req:     retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
+				req:     ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 3, ExcludeUntrusted: true},
 				present: []string{budgetMemo.ID()}},
 			{name: "exclude_untrusted drops an expanded neighbour", insts: declared(wikiUntrusted),
-				req:     retrieval.Request{Query: "blue green deploy runbook smoke tests", TopK: 1, ExcludeUntrusted: true, IncludeRejected: ptr(false)},
+				req:     ingestd.RetrieveRequest{Query: "blue green deploy runbook smoke tests", TopK: 1, ExcludeUntrusted: true, IncludeRejected: ptr(false)},
 				present: []string{deployGuide.ID()}, absent: []string{routerNotes.ID()}},
 			{name: "exclude_untrusted drops a rejected document", insts: declared(wikiUntrusted),
-				req:     retrieval.Request{Query: "database migration plan move invoices", TopK: 1, ExcludeUntrusted: true, Expand: ptr(false)},
+				req:     ingestd.RetrieveRequest{Query: "database migration plan move invoices", TopK: 1, ExcludeUntrusted: true, Expand: ptr(false)},
 				present: []string{migrationPlan.ID()}, absent: []string{cassandraIdea.ID()}},
 			{name: "exclude_untrusted after a rule is narrowed", insts: declared(repoRuleNarrowed),
-				req:     retrieval.Request{Query: "scheduler flake leap seconds cache eviction storm", TopK: 5, ExcludeUntrusted: true},
+				req:     ingestd.RetrieveRequest{Query: "scheduler flake leap seconds cache eviction storm", TopK: 5, ExcludeUntrusted: true},
 				present: []string{ownerIssue.ID()}, absent: []string{memberIssue.ID()}},
 			{name: "tiers trusted-internal after re-declaration", insts: declared(wikiUntrusted),
-				req:    retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 3, Tiers: []string{"trusted-internal"}},
+				req:    ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 3, Tiers: []string{"trusted-internal"}},
 				absent: []string{budgetMemo.ID()}},
 			{name: "tiers trusted-internal after a rule is removed", insts: declared(repoRuleRemoved),
-				req:    retrieval.Request{Query: "scheduler flake leap seconds", TopK: 3, Tiers: []string{"trusted-internal"}},
+				req:    ingestd.RetrieveRequest{Query: "scheduler flake leap seconds", TopK: 3, Tiers: []string{"trusted-internal"}},
 				absent: []string{ownerIssue.ID()}},
 			{name: "tiers trusted-internal under a kept rule", insts: declared(),
-				req:     retrieval.Request{Query: "scheduler flake leap seconds", TopK: 3, Tiers: []string{"trusted-internal"}},
+				req:     ingestd.RetrieveRequest{Query: "scheduler flake leap seconds", TopK: 3, Tiers: []string{"trusted-internal"}},
 				present: []string{ownerIssue.ID()}, absent: []string{strangerIssue.ID()}},
 			{name: "tiers untrusted-external finds the re-declared", insts: declared(wikiUntrusted),
-				req:     retrieval.Request{Query: "quarterly budget memo travel spending freeze", TopK: 3, Tiers: []string{"untrusted-external"}},
+				req:     ingestd.RetrieveRequest{Query: "quarterly budget memo travel spending freeze", TopK: 3, Tiers: []string{"untrusted-external"}},
 				present: []string{budgetMemo.ID()}},
 		}
 		for _, tt := range tests {
@@ -335,7 +335,7 @@ func TestTierInForceRefills(t *testing.T) {
 		Chunks: []string{"A kernel panic shows in the weekly owner notes."}})
 	owned := ingestd.DocumentID("repo", "issues/99")
 	eachStore(t, docs, func(t *testing.T, s ingestd.Store, e ingestd.Embedder) {
-		for _, req := range []retrieval.Request{
+		for _, req := range []ingestd.RetrieveRequest{
 			{Query: "kernel panic zswap allocator", TopK: 1, ExcludeUntrusted: true},
 			{Query: "kernel panic zswap allocator", TopK: 1, Tiers: []string{"trusted-internal"}},
 		} {
@@ -368,7 +368,7 @@ func TestTierInForceRestamp(t *testing.T) {
 	}
 	item := ingestd.Item{ExternalID: "notes.md", Title: "Notes", Text: "Hyperparameter sweep notes for the ranking model."}
 	id := ingestd.DocumentID("lab", item.ExternalID)
-	req := retrieval.Request{Query: "hyperparameter sweep ranking model", TopK: 1}
+	req := ingestd.RetrieveRequest{Query: "hyperparameter sweep ranking model", TopK: 1}
 	verdict := func(inst ingestd.Installation) (bool, string) {
 		t.Helper()
 		svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: []ingestd.Installation{inst}})

@@ -1,6 +1,7 @@
 package retrieval_test
 
 import (
+	"context"
 	"os"
 	"reflect"
 	"testing"
@@ -15,15 +16,20 @@ import (
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
 
-// plainStore hides the Postgres store's ExpansionChunks: retrieval reads
-// every chunk of the documents around an answer and picks them itself.
+// plainStore answers ExpansionChunks by the default over DocumentChunks,
+// as a store without a faster path does, instead of the Postgres query.
 type plainStore struct{ ingestd.Store }
+
+func (p plainStore) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ingestd.ChunkView, error) {
+	return ingestd.ExpansionChunksOf(ctx, p.Store, x)
+}
 
 // TestExpansionChunksAnswerAsDocumentChunks: over the same Postgres
 // store, retrieval answers every query alike whether the store picks the
-// expansion's chunks (ExpansionChunks) or retrieval does from every chunk
-// of the documents (DocumentChunks): same three blocks, same scores, same
-// verdict — with and without exclude_untrusted and narrowing.
+// expansion's chunks in SQL or the default does from every chunk of the
+// documents (ingestd.ExpansionChunksOf over DocumentChunks): same three
+// blocks, same scores, same verdict — with and without exclude_untrusted
+// and narrowing.
 func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 	srv := pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL))
 	db := pgtest.MustCreateDB(t, srv)
@@ -54,7 +60,7 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 	queries := append([]string{"refund form", "vacation policy", "database migration rollback"}, syn.Queries[:80]...)
 	var expanded, siblings int
 	for i, q := range queries {
-		r := retrieval.Request{Query: q, TopK: 8, RequestID: "same"}
+		r := ingestd.RetrieveRequest{Query: q, TopK: 8, RequestID: "same"}
 		switch i % 3 {
 		case 1:
 			r.ExcludeUntrusted = true
@@ -76,7 +82,7 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 			expanded++
 		}
 		for _, c := range got.Expanded {
-			if c.Via == retrieval.ViaSibling {
+			if c.Via == ingestd.ViaSibling {
 				siblings++
 			}
 		}

@@ -13,13 +13,14 @@
 // every transport that serves this Service. The verdict is computed with
 // one TierFacts read over the served documents, never from the request.
 //
-// When to use Request.ExcludeUntrusted: a turn that must be able to act
-// (an agent step that will call a tool whatever it reads) asks for grounding
-// that allows tools instead of gambling on what retrieval brings. The
-// answer then leaves untrusted-external and unknown-tier documents out of
-// all three blocks, says how many it left out, and its verdict allows
-// tools honestly. A turn that answers a question (quoting a customer's
-// mail is fine) should not set it: it would hide what the outside said.
+// When to use RetrieveRequest.ExcludeUntrusted: a turn that must be able
+// to act (an agent step that will call a tool whatever it reads) asks for
+// grounding that allows tools instead of gambling on what retrieval
+// brings. The answer then leaves untrusted-external and unknown-tier
+// documents out of all three blocks, says how many it left out, and its
+// verdict allows tools honestly. A turn that answers a question (quoting
+// a customer's mail is fine) should not set it: it would hide what the
+// outside said.
 package retrieval
 
 import (
@@ -32,19 +33,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
 )
 
-// Defaults and bounds.
+// Defaults and bounds; a request's are ingestd.DefaultTopK, MaxTopK and
+// MaxQueryBytes.
 const (
-	DefaultTopK        = 8
-	MaxTopK            = 100
 	DefaultPerDocument = 3
 	DefaultExpandCap   = 20
 	DefaultRejectedCap = 3
@@ -56,23 +53,14 @@ const (
 	// share the query's distinctive words score 0.35 and above. Semantic
 	// embedders sit higher overall; 0.3-0.45 suits most of them.
 	DefaultRejectedMinScore = 0.25
-	// MaxQueryBytes bounds a query's length.
-	MaxQueryBytes = 4096
 
 	rrfK         = 60 // reciprocal rank fusion constant
 	minCandidate = 50 // candidates fetched per ranker, at least
 )
 
-// Relations an expanded chunk can come through besides the stored link
-// relations ("thread", "reply", "parent", "xref", "link", ...).
-const (
-	ViaAdjacent = "adjacent" // the chunk before or after a primary chunk
-	ViaSibling  = "sibling"  // another child of a primary document's parent
-)
-
 // Options configures a Service. Store and Embedder are required.
 type Options struct {
-	Store    ingestd.Store
+	Store    ingestd.Searcher
 	Embedder ingestd.Embedder
 	// FirewallMode is a mode as returned by firewall.ParseMode; empty means
 	// enforce.
@@ -93,15 +81,18 @@ type Options struct {
 	// RejectedMinScore is the query similarity a rejected chunk needs to be
 	// shown; 0 means DefaultRejectedMinScore.
 	RejectedMinScore float64
-	Logger           *slog.Logger
-	// Registerer receives the retrieval metrics; nil means no metrics.
-	Registerer prometheus.Registerer
-	Now        func() time.Time
+	// Logger receives the provenance.tool_firewall.blocked line of every
+	// turn the verdict blocks (or would block, in shadow mode).
+	Logger *slog.Logger
 }
 
-// Service answers retrieval requests. It is safe for concurrent use.
+var _ ingestd.Retriever = (*Service)(nil)
+
+// Service answers retrieval requests over a store. It is safe for
+// concurrent use. It keeps no metrics: package retrieval/metrics wraps
+// any ingestd.Retriever with them.
 type Service struct {
-	store    ingestd.Store
+	store    ingestd.Searcher
 	embedder ingestd.Embedder
 	mode     string
 	decl     *provenance.Declarations
@@ -110,14 +101,10 @@ type Service struct {
 	rejCap   int
 	rejMin   float64
 	log      *slog.Logger
-	now      func() time.Time
-	verdicts *prometheus.CounterVec
-	latency  prometheus.Histogram
 }
 
-// New returns a Service. It fails when Store or Embedder is missing, when
-// FirewallMode is not a valid mode, or when the metrics cannot be
-// registered.
+// New returns a Service. It fails when Store or Embedder is missing or
+// when FirewallMode is not a valid mode.
 func New(o Options) (*Service, error) {
 	if o.Store == nil || o.Embedder == nil {
 		return nil, fmt.Errorf("retrieval: store and embedder are required")
@@ -137,32 +124,13 @@ func New(o Options) (*Service, error) {
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
 		rejMin: o.RejectedMinScore,
-		log:    o.Logger, now: o.Now,
+		log:    o.Logger,
 	}
 	if s.rejMin == 0 {
 		s.rejMin = DefaultRejectedMinScore
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	s.verdicts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ingestd_retrieval_verdicts_total",
-		Help: "Retrieval verdicts by firewall mode, reason and whether tools were blocked.",
-	}, []string{"mode", "reason", "blocked"})
-	s.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "ingestd_retrieval_duration_seconds",
-		Help:    "Time to answer a retrieval request (three blocks and the verdict).",
-		Buckets: []float64{.001, .002, .004, .008, .015, .03, .06, .125, .25, .5, 1, 2.5},
-	})
-	if o.Registerer != nil {
-		for _, c := range []prometheus.Collector{s.verdicts, s.latency} {
-			if err := o.Registerer.Register(c); err != nil {
-				return nil, fmt.Errorf("retrieval: register metrics: %w", err)
-			}
-		}
 	}
 	return s, nil
 }
@@ -177,75 +145,14 @@ func orDefault(v, def int) int {
 // Mode returns the firewall mode the service decides with.
 func (s *Service) Mode() string { return s.mode }
 
-// Request is one retrieval query.
-type Request struct {
-	Query string `json:"query"`
-	// TopK is the size of the primary block: 0 means 8; 1..100.
-	TopK          int      `json:"top_k,omitempty"`
-	Installations []string `json:"installations,omitempty"`
-	// Tiers narrows by tier in force (see provenance.Declarations);
-	// "undeclared" (or "") selects documents whose tier in force is
-	// undeclared, which a loaded configuration never leaves (an
-	// undeclared stamp takes its installation's declaration).
-	Tiers       []string `json:"tiers,omitempty"`
-	SourceKinds []string `json:"source_kinds,omitempty"`
-	// Expand and IncludeRejected default to true when nil.
-	Expand          *bool `json:"expand,omitempty"`
-	IncludeRejected *bool `json:"include_rejected,omitempty"`
-	// ExcludeUntrusted leaves the documents whose tier in force is
-	// untrusted-external (unknown stamps and orphaned documents included)
-	// out of all three blocks, so that a turn that needs tools can ask for
-	// grounding that allows them.
-	ExcludeUntrusted bool `json:"exclude_untrusted,omitempty"`
-	// RequestID is carried into the firewall log.
-	RequestID string `json:"request_id,omitempty"`
-}
-
-// Response is a retrieval answer. The verdict covers every document of the
-// three blocks.
-type Response struct {
-	Primary  []Chunk         `json:"primary"`
-	Expanded []Chunk         `json:"expanded"`
-	Rejected []Chunk         `json:"rejected"`
-	Verdict  ingestd.Verdict `json:"verdict"`
-	// ExcludedUntrustedDocuments counts the distinct untrusted documents
-	// that exclude_untrusted left out of the blocks they would have been in.
-	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
-	// RequestID is the caller's id (request_id or X-Request-Id) or one made
-	// up for the call; the firewall log line carries the same id.
-	RequestID string `json:"request_id"`
-}
-
-// Chunk is one served chunk. Fenced is the only field meant for a prompt.
-//
-// Score means, per block: primary, the reciprocal-rank-fusion score of the
-// full-text and vector rankings; expanded and rejected, the cosine
-// similarity of the chunk's vector to the query's.
-type Chunk struct {
-	ChunkID      string `json:"chunk_id"`
-	DocumentID   string `json:"document_id"`
-	Installation string `json:"installation"`
-	SourceKind   string `json:"source_kind"`
-	URI          string `json:"uri"`
-	Title        string `json:"title"`
-	// Tier is the document's tier in force: the most restrictive of its
-	// stored stamp and its installation's current declaration,
-	// untrusted-external for an unknown stamp or an orphaned document.
-	Tier        string   `json:"tier"`
-	Score       float64  `json:"score"`
-	Fenced      string   `json:"fenced"`
-	Text        string   `json:"text"`
-	Via         string   `json:"via,omitempty"`
-	HeadingPath []string `json:"heading_path,omitempty"`
-}
-
 // tierSet is a set of tiers in force; nil means any.
 type tierSet []ingestd.Tier
 
 func (ts tierSet) has(t ingestd.Tier) bool { return ts == nil || slices.Contains(ts, t) }
 
-// everyTier is every tier in force a document can have.
-var everyTier = tierSet{"", ingestd.TierTrustedInternal, ingestd.TierMachineGenerated, ingestd.TierUntrustedExternal}
+// everyTier is every tier in force a document can have: undeclared and
+// the declared tiers (provenance owns the list).
+var everyTier = append(tierSet{""}, provenance.Tiers...)
 
 // scope is a narrowing of what may be served: the store's filter, the
 // tiers in force to keep among what the store returns (nil keeps all),
@@ -289,21 +196,21 @@ type plan struct {
 	exclude  bool
 }
 
-func (s *Service) plan(r Request) (*plan, error) {
+func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 	q := strings.TrimSpace(r.Query)
 	if q == "" {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "query is empty")
 	}
-	if len(q) > MaxQueryBytes {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "query is %d bytes, at most %d are allowed", len(q), MaxQueryBytes)
+	if len(q) > ingestd.MaxQueryBytes {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "query is %d bytes, at most %d are allowed", len(q), ingestd.MaxQueryBytes)
 	}
 	p := &plan{query: q, topK: r.TopK, expand: r.Expand == nil || *r.Expand,
 		rejected: r.IncludeRejected == nil || *r.IncludeRejected, exclude: r.ExcludeUntrusted}
 	switch {
 	case p.topK == 0:
-		p.topK = DefaultTopK
-	case p.topK < 0 || p.topK > MaxTopK:
-		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be between 1 and %d, got %d", MaxTopK, r.TopK)
+		p.topK = ingestd.DefaultTopK
+	case p.topK < 0 || p.topK > ingestd.MaxTopK:
+		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be between 1 and %d, got %d", ingestd.MaxTopK, r.TopK)
 	}
 	var tiers tierSet
 	for _, t := range r.Tiers {
@@ -348,9 +255,8 @@ func nonEmpty(in []string) []string {
 // Retrieve answers r. It returns EINVALID for an empty or overlong query, a
 // top_k outside 1..100 and an unknown tier filter; store and embedder errors
 // pass through. Every served chunk's Fenced is the store's, fenced at
-// ingest.
-func (s *Service) Retrieve(ctx context.Context, r Request) (*Response, error) {
-	start := s.now()
+// ingest. A turn the verdict blocks is logged.
+func (s *Service) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ingestd.RetrieveResponse, error) {
 	p, err := s.plan(r)
 	if err != nil {
 		return nil, err
@@ -374,8 +280,7 @@ func (s *Service) Retrieve(ctx context.Context, r Request) (*Response, error) {
 	if resp.RequestID == "" {
 		resp.RequestID = newRequestID()
 	}
-	s.record(resp.Verdict, resp.RequestID)
-	s.latency.Observe(s.now().Sub(start).Seconds())
+	s.logBlocked(resp.Verdict, resp.RequestID)
 	return resp, nil
 }
 
@@ -386,11 +291,12 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// record logs and counts a verdict. A blocked turn is an audit event at
-// INFO, not a warning: blocking is the firewall doing its job, and under
-// load a WARN per request buries the warnings that need someone.
-func (s *Service) record(v ingestd.Verdict, requestID string) {
-	s.verdicts.WithLabelValues(v.Mode, v.Reason, fmt.Sprint(!v.ToolsAllowed)).Inc()
+// logBlocked logs a verdict that blocks tools or would block them. A
+// blocked turn is an audit event at INFO, not a warning: blocking is the
+// firewall doing its job, and under load a WARN per request buries the
+// warnings that need someone. The metric is counted by the decorator in
+// retrieval/metrics.
+func (s *Service) logBlocked(v *ingestd.Verdict, requestID string) {
 	if !v.ToolsAllowed || v.WouldBlock {
 		s.log.Info("provenance.tool_firewall.blocked",
 			slog.String("mode", v.Mode),
@@ -403,10 +309,10 @@ func (s *Service) record(v ingestd.Verdict, requestID string) {
 
 // Provenance returns the corpus report, by tier in force, beside the
 // firewall mode.
-func (s *Service) Provenance(ctx context.Context) (provenance.Report, error) {
+func (s *Service) Provenance(ctx context.Context) (ingestd.ProvenanceReport, error) {
 	counts, err := s.store.CountDocuments(ctx, s.decl.MetaKeys())
 	if err != nil {
-		return provenance.Report{}, fmt.Errorf("count documents: %w", err)
+		return ingestd.ProvenanceReport{}, fmt.Errorf("count documents: %w", err)
 	}
 	return s.decl.Report(counts, s.mode), nil
 }
@@ -733,11 +639,7 @@ func (a *answer) similarity(c ingestd.Chunk) float64 {
 	if len(c.Embedding) != len(a.qv) || (c.EmbedderID != "" && c.EmbedderID != a.s.embedder.ID()) {
 		return 0
 	}
-	var s float32
-	for i, x := range a.qv {
-		s += x * c.Embedding[i]
-	}
-	return float64(s)
+	return float64(ingestd.Dot(a.qv, c.Embedding))
 }
 
 // expand fills the expanded block: documents one link away from primary
@@ -793,14 +695,14 @@ func (a *answer) expand(ctx context.Context) error {
 		}
 		for _, l := range pl {
 			if l.Relation == "parent" && isParent[l.To] {
-				add(l.From, ViaSibling)
+				add(l.From, ingestd.ViaSibling)
 			}
 		}
 	}
 
-	// One read for the chunks of primary documents (adjacency) and of
-	// neighbours (their best chunk).
-	all, err := a.expansionChunks(ctx, primaryDocs, neighbours)
+	// One read for the chunks next to primary chunks and the best
+	// candidates of neighbours.
+	all, err := a.expansionChunks(ctx, neighbours)
 	if err != nil {
 		return err
 	}
@@ -813,7 +715,7 @@ func (a *answer) expand(ctx context.Context) error {
 		for _, v := range byDoc[c.view.DocumentID] {
 			if (v.Ordinal == c.view.Ordinal-1 || v.Ordinal == c.view.Ordinal+1) && !chunkSeen[v.ID] {
 				chunkSeen[v.ID] = true
-				out = append(out, served{view: v, score: a.similarity(v.Chunk), via: ViaAdjacent})
+				out = append(out, served{view: v, score: a.similarity(v.Chunk), via: ingestd.ViaAdjacent})
 			}
 		}
 	}
@@ -849,35 +751,19 @@ func (a *answer) expand(ctx context.Context) error {
 	return nil
 }
 
-// expansionReader is a store that narrows expansion's chunks itself (the
-// Postgres store): the chunks next to primary chunks and each neighbour's
-// few chunks most similar to the query, instead of every chunk of those
-// documents; expand still picks among them. See postgres.Store.ExpansionChunks for the contract.
-type expansionReader interface {
-	ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error)
-}
-
 // expansionChunks reads the chunks expand chooses from: the neighbours
-// of primary chunks in primaryDocs and the chunks of neighbours. A store
-// that is an expansionReader returns only those expand will pick; any other
-// returns every chunk of the documents and expand picks.
-func (a *answer) expansionChunks(ctx context.Context, primaryDocs, neighbours []string) ([]ingestd.ChunkView, error) {
-	if r, ok := a.s.store.(expansionReader); ok {
-		var docs []string
-		var ordinals []int
-		for _, c := range a.primary {
-			docs = append(docs, c.view.DocumentID, c.view.DocumentID)
-			ordinals = append(ordinals, c.view.Ordinal-1, c.view.Ordinal+1)
-		}
-		all, err := r.ExpansionChunks(ctx, a.qv, a.s.embedder.ID(), docs, ordinals, neighbours)
-		if err != nil {
-			return nil, fmt.Errorf("read expansion chunks: %w", err)
-		}
-		return all, nil
+// of primary chunks and the few chunks of each neighbour document most
+// similar to the query (ingestd.Expansion).
+func (a *answer) expansionChunks(ctx context.Context, neighbours []string) ([]ingestd.ChunkView, error) {
+	x := ingestd.Expansion{Query: a.qv, EmbedderID: a.s.embedder.ID(), Documents: neighbours}
+	for _, c := range a.primary {
+		x.Adjacent = append(x.Adjacent,
+			ingestd.ChunkPosition{DocumentID: c.view.DocumentID, Ordinal: c.view.Ordinal - 1},
+			ingestd.ChunkPosition{DocumentID: c.view.DocumentID, Ordinal: c.view.Ordinal + 1})
 	}
-	all, err := a.s.store.DocumentChunks(ctx, append(slices.Clone(primaryDocs), neighbours...))
+	all, err := a.s.store.ExpansionChunks(ctx, x)
 	if err != nil {
-		return nil, fmt.Errorf("read document chunks: %w", err)
+		return nil, fmt.Errorf("read expansion chunks: %w", err)
 	}
 	return all, nil
 }
@@ -961,7 +847,7 @@ func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
 // of their tiers in force and builds the answer. Served tiers come from
 // that same read, so what a chunk shows and what the verdict counted
 // agree.
-func (a *answer) response(ctx context.Context) (*Response, error) {
+func (a *answer) response(ctx context.Context) (*ingestd.RetrieveResponse, error) {
 	var ids []string
 	for _, block := range [][]served{a.primary, a.expanded, a.rejected} {
 		for _, c := range block {
@@ -980,11 +866,11 @@ func (a *answer) response(ctx context.Context) (*Response, error) {
 	if v.UntrustedDocumentIDs == nil {
 		v.UntrustedDocumentIDs = []string{}
 	}
-	resp := &Response{
+	resp := &ingestd.RetrieveResponse{
 		Primary:  a.chunks(a.primary, tiers),
 		Expanded: a.chunks(a.expanded, tiers),
 		Rejected: a.chunks(a.rejected, tiers),
-		Verdict:  v,
+		Verdict:  &v,
 	}
 	if a.p.exclude {
 		resp.ExcludedUntrustedDocuments = len(a.excluded)
@@ -992,14 +878,14 @@ func (a *answer) response(ctx context.Context) (*Response, error) {
 	return resp, nil
 }
 
-func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []Chunk {
-	out := make([]Chunk, 0, len(block))
+func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []ingestd.ServedChunk {
+	out := make([]ingestd.ServedChunk, 0, len(block))
 	for _, c := range block {
 		t, ok := tiers[c.view.DocumentID]
 		if !ok {
 			t = ingestd.TierUntrustedExternal // gone from the store: firewall.Decide counts it so too
 		}
-		out = append(out, Chunk{
+		out = append(out, ingestd.ServedChunk{
 			ChunkID: c.view.ID, DocumentID: c.view.DocumentID,
 			Installation: c.view.Installation, SourceKind: c.view.SourceKind,
 			URI: c.view.URI, Title: c.view.Title, Tier: provenance.Name(t),

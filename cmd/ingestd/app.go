@@ -46,9 +46,14 @@ func registry() *connectors.Registry {
 // app is the wired daemon: configuration, store, embedder, pipeline and
 // the installations' sources.
 type app struct {
-	cfg      *Config
-	log      *slog.Logger
-	store    ingestd.Store
+	cfg   *Config
+	log   *slog.Logger
+	store ingestd.Store
+	// maint is the store's upkeep when it has any (SQLite), nil when not.
+	maint maintainer
+	// pg is the store when it is Postgres (migrate reads and rebuilds
+	// its vector index), nil when not.
+	pg       *postgres.Store
 	embedder *embedder.Cached
 	pipe     *pipeline.Pipeline
 	insts    map[string]ingestd.Installation
@@ -120,7 +125,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 
 	// The store's in-memory mirror keeps the metadata the tier_by rules
 	// read, so judging a document by them costs no query.
-	if a.store, err = openStore(ctx, cfg, e, a.log, provenance.Declare(a.installations()).MetaKeys()); err != nil {
+	if err := a.openStore(ctx, e, provenance.Declare(a.installations()).MetaKeys()); err != nil {
 		return nil, err
 	}
 	inner, err := newEmbedder(cfg, e)
@@ -204,17 +209,21 @@ func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, err
 	return inst, a.sources[id].Source, nil
 }
 
-func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaKeys []string) (ingestd.Store, error) {
+// openStore opens the configured store. It keeps what only the store's own
+// type offers beside it (app.maint, app.pg), so nothing asks the store
+// later what it can do.
+func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
+	cfg, log := a.cfg, a.log
 	switch cfg.Store.Driver {
 	case "postgres":
 		url, ok := e.lookupEnv(cfg.Store.URLEnv)
 		if !ok || url == "" {
-			return nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
+			return &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
 		}
 		if cfg.Embedder.Dims <= 0 {
-			return nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
+			return &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
 		}
-		return postgres.Open(ctx, url, &postgres.Options{
+		pg, err := postgres.Open(ctx, url, &postgres.Options{
 			Dims:               cfg.Embedder.Dims,
 			MaxConns:           cfg.Store.MaxConns,
 			StatementTimeout:   time.Duration(cfg.Store.StatementTimeout),
@@ -224,14 +233,24 @@ func openStore(ctx context.Context, cfg *Config, e *env, log *slog.Logger, metaK
 			HNSWEfConstruction: cfg.Store.HNSWEfConstruction,
 			Logger:             log,
 		})
+		if err != nil {
+			return err
+		}
+		a.store, a.pg = pg, pg
+		return nil
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
 		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("data_dir: %w", err)
+			return fmt.Errorf("data_dir: %w", err)
 		}
-		return sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
+		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
+		if err != nil {
+			return err
+		}
+		a.store, a.maint = s, s
+		return nil
 	default:
-		return nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
+		return &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
 	}
 }
 

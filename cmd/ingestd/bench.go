@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/client"
 )
 
@@ -313,7 +312,7 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 
 func httpCall(hc *http.Client, o benchOptions) func(context.Context, string) error {
 	return func(ctx context.Context, q string) error {
-		body, _ := json.Marshal(retrieval.Request{Query: q, TopK: o.TopK}) // strings and ints: cannot fail
+		body, _ := json.Marshal(ingestd.RetrieveRequest{Query: q, TopK: o.TopK}) // strings and ints: cannot fail
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.Base+"/v1/retrieve", bytes.NewReader(body))
 		if err != nil {
 			return err
@@ -347,7 +346,7 @@ func httpCall(hc *http.Client, o benchOptions) func(context.Context, string) err
 func grpcCall(hc *http.Client, o benchOptions) func(context.Context, string) error {
 	c := client.New(o.Base, &client.Options{HTTPClient: hc, Token: o.Token, GRPC: true})
 	return func(ctx context.Context, q string) error {
-		resp, err := c.Retrieve(ctx, retrieval.Request{Query: q, TopK: o.TopK})
+		resp, err := c.Retrieve(ctx, ingestd.RetrieveRequest{Query: q, TopK: o.TopK})
 		if err != nil {
 			return err
 		}

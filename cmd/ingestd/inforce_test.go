@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
 
@@ -93,26 +92,26 @@ func mustWiki(t *testing.T, c wikiConfig) {
 	}
 }
 
-func mustSearch(t *testing.T, cfg string, args ...string) retrieval.Response {
+func mustSearch(t *testing.T, cfg string, args ...string) ingestd.RetrieveResponse {
 	t.Helper()
 	code, out, errs := runCmd(t, append([]string{"search", "quarterly budget memo travel", "--config", cfg, "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("search: exit %d: %s", code, errs)
 	}
-	var resp retrieval.Response
+	var resp ingestd.RetrieveResponse
 	if err := json.Unmarshal([]byte(out), &resp); err != nil {
 		t.Fatalf("search --json: %v\n%s", err, out)
 	}
 	return resp
 }
 
-func mustProvenance(t *testing.T, cfg string) provenance.Report {
+func mustProvenance(t *testing.T, cfg string) ingestd.ProvenanceReport {
 	t.Helper()
 	code, out, errs := runCmd(t, "provenance", "--config", cfg, "--json")
 	if code != 0 {
 		t.Fatalf("provenance: exit %d: %s", code, errs)
 	}
-	var r provenance.Report
+	var r ingestd.ProvenanceReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("provenance --json: %v\n%s", err, out)
 	}
@@ -121,7 +120,7 @@ func mustProvenance(t *testing.T, cfg string) provenance.Report {
 
 // checkJudged checks a search answer: wiki documents served and shown as
 // want, and a verdict that agrees.
-func checkJudged(t *testing.T, resp retrieval.Response, want string) {
+func checkJudged(t *testing.T, resp ingestd.RetrieveResponse, want string) {
 	t.Helper()
 	var wiki []string
 	for _, c := range append(append(resp.Primary, resp.Expanded...), resp.Rejected...) {
@@ -245,7 +244,7 @@ func testServeJudges(t *testing.T, bin string, c wikiConfig) {
 			for _, path := range []string{"/v1/retrieve", "/ingestd.v1.RetrievalService/Retrieve"} {
 				resp := srv.postJSON(t, path, `{"query": "quarterly budget memo travel"}`)
 				b, _ := json.Marshal(resp)
-				var r retrieval.Response
+				var r ingestd.RetrieveResponse
 				if err := json.Unmarshal(b, &r); err != nil {
 					t.Fatal(err)
 				}

@@ -114,7 +114,11 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 // embedded server.
 func (jq *jobQueue) Close() {
 	if jq.Queue != nil {
-		_ = jq.Queue.Close() // events are best effort; the documents are stored
+		// Events in flight get 5 s: they are best effort, the documents
+		// are stored.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = jq.Queue.Close(ctx)
+		cancel()
 	}
 	if jq.nc != nil {
 		jq.nc.Close()

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd"
 )
 
 // runCmd runs the CLI in-process and returns its exit code and output.
@@ -73,7 +73,7 @@ func TestQuickstartSyncThenProvenance(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("provenance: exit %d: %s", code, errs)
 	}
-	var r provenance.Report
+	var r ingestd.ProvenanceReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("provenance --json: %v\n%s", err, out)
 	}

@@ -27,13 +27,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	// Opening a store applies its migrations (under an advisory lock on
 	// Postgres); the version printed is the one the binary brings.
+	pg := a.pg
 	version := sqlite.SchemaVersion()
-	pg, isPostgres := a.store.(*postgres.Store)
-	if isPostgres {
+	if pg != nil {
 		version = postgres.SchemaVersion()
 	}
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
-	if !isPostgres {
+	if pg == nil {
 		if *rebuild {
 			return &usageError{msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
 		}

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/provenance"
 )
 
 func runProvenance(ctx context.Context, e *env, args []string) error {
@@ -44,7 +43,7 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printReport(w io.Writer, r provenance.Report, perInst bool) {
+func printReport(w io.Writer, r ingestd.ProvenanceReport, perInst bool) {
 	fmt.Fprintf(w, "%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
 		plural(r.Total, "document"), r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
 	fmt.Fprintf(w, "declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval"
 )
 
 func runSearch(ctx context.Context, e *env, args []string) error {
@@ -45,7 +44,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	expand := !*noExpand
-	resp, err := svc.Retrieve(ctx, retrieval.Request{
+	resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{
 		Query:            query,
 		TopK:             *topK,
 		Installations:    splitList(*insts),
@@ -89,7 +88,7 @@ const snippetRunes = 100
 // unfenced. Stored values are printed with control and format characters
 // made visible, so no document can drive the terminal or reorder what it
 // shows. Write errors are ignored, as for fmt.Fprintf.
-func renderSearch(w io.Writer, resp *retrieval.Response, o renderOptions) {
+func renderSearch(w io.Writer, resp *ingestd.RetrieveResponse, o renderOptions) {
 	paint := func(code, s string) string {
 		if !o.color {
 			return s
@@ -98,7 +97,7 @@ func renderSearch(w io.Writer, resp *retrieval.Response, o renderOptions) {
 	}
 	blocks := []struct {
 		name   string
-		chunks []retrieval.Chunk
+		chunks []ingestd.ServedChunk
 	}{{"primary", resp.Primary}, {"expanded", resp.Expanded}, {"rejected", resp.Rejected}}
 	for _, b := range blocks {
 		fmt.Fprintf(w, "%s (%d)\n", paint(ansiBold, b.name), len(b.chunks))
@@ -133,6 +132,10 @@ func renderSearch(w io.Writer, resp *retrieval.Response, o renderOptions) {
 		}
 	}
 	v := resp.Verdict
+	if v == nil { // an answer whose verdict could not be read allows nothing
+		fmt.Fprintf(w, "%s: %s (the answer carried none)\n", paint(ansiBold, "verdict"), paint(ansiRed, "tools BLOCKED"))
+		return
+	}
 	tools := paint(ansiGreen, "tools allowed")
 	if !v.ToolsAllowed {
 		tools = paint(ansiRed, "tools BLOCKED")

@@ -18,18 +18,26 @@ import (
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/api"
+	"github.com/ingestd/ingestd/retrieval/metrics"
 )
 
-// retrieval builds the retrieval service over the app's store.
-func (a *app) retrieval(reg prometheus.Registerer) (*retrieval.Service, error) {
-	return retrieval.New(retrieval.Options{
+// retrieval builds the retrieval service over the app's store, wrapped in
+// its metrics when reg is not nil.
+func (a *app) retrieval(reg prometheus.Registerer) (ingestd.Retriever, error) {
+	svc, err := retrieval.New(retrieval.Options{
 		Store:         a.store,
 		Embedder:      a.embedder,
 		FirewallMode:  a.cfg.Firewall.Mode,
 		Installations: a.installations(),
 		Logger:        a.log,
-		Registerer:    reg,
 	})
+	switch {
+	case err != nil:
+		return nil, err
+	case reg == nil:
+		return svc, nil
+	}
+	return metrics.New(svc, &metrics.Options{Registerer: reg})
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -83,13 +91,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		hooks = gate.webhooks()
 	}
 	h := api.New(api.Options{
-		Service:  svc,
-		Store:    a.store,
-		Tokens:   tokens,
-		Hosts:    a.cfg.ListenHosts,
-		Logger:   a.log,
-		Gatherer: reg,
-		Ready:    func(ctx context.Context) error { return a.ready(ctx, &gate) },
+		Retriever: svc,
+		Documents: a.store,
+		Tokens:    tokens,
+		Hosts:     a.cfg.ListenHosts,
+		Logger:    a.log,
+		Gatherer:  reg,
+		Ready:     func(ctx context.Context) error { return a.ready(ctx, &gate) },
 		Sync: func(ctx context.Context, id string) error {
 			jq, err := gate.get()
 			if err != nil {
@@ -261,26 +269,24 @@ func (a *app) hasWebhooks() bool {
 	return false
 }
 
-// warmer is a store that can load its in-memory indexes ahead of the
-// first search (store/sqlite).
-type warmer interface {
+// maintainer is the upkeep a store may need outside requests, which only
+// the SQLite store (*sqlite.Store) has; openStore sets app.maint to it. The
+// Postgres server keeps its own indexes.
+type maintainer interface {
+	// Warm loads the store's in-memory indexes ahead of the first search.
 	Warm(ctx context.Context) error
-}
-
-// optimizer is a store whose full-text index gets faster when merged after
-// bulk writes (store/sqlite). Merging holds the write lock for a moment.
-type optimizer interface {
+	// Optimize merges the full-text index after bulk writes, which makes
+	// searches faster; it holds the write lock for a moment.
 	Optimize(ctx context.Context) error
 }
 
 // warm loads the store's indexes so the first query does not pay for it.
 func (a *app) warm(ctx context.Context) {
-	w, ok := a.store.(warmer)
-	if !ok {
+	if a.maint == nil {
 		return
 	}
 	start := time.Now()
-	if err := w.Warm(ctx); err != nil {
+	if err := a.maint.Warm(ctx); err != nil {
 		a.log.Warn("store.warm_failed", "error", err.Error())
 		return
 	}
@@ -291,8 +297,7 @@ func (a *app) warm(ctx context.Context) {
 // documents were written, so search stays fast after bulk syncs without
 // paying for a merge on every write.
 func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period time.Duration) {
-	o, ok := a.store.(optimizer)
-	if !ok {
+	if a.maint == nil {
 		return
 	}
 	t := time.NewTicker(period)
@@ -307,7 +312,7 @@ func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period tim
 			continue
 		}
 		start := time.Now()
-		if err := o.Optimize(ctx); err != nil && ctx.Err() == nil {
+		if err := a.maint.Optimize(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("store.optimize_failed", "error", err.Error())
 			continue
 		}

@@ -45,10 +45,10 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	prog.done()
 	// The pipeline says which pass failed; the command line said it already.
 	err = trimContext(err, "sync "+inst.ID+": ")
-	if o, ok := a.store.(optimizer); ok && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
+	if a.maint != nil && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
 		// A foreground pass is a bulk write: merge the full-text index now
 		// so the searches that follow are fast.
-		if oerr := o.Optimize(ctx); oerr != nil {
+		if oerr := a.maint.Optimize(ctx); oerr != nil {
 			a.log.Warn("store.optimize_failed", "error", oerr.Error())
 		}
 	}

@@ -76,21 +76,21 @@ func TestDeliveriesToRetrieval(t *testing.T) {
 			pr := ingestd.DocumentID(id, "Codertocat/Hello-World#2")
 			issue := ingestd.DocumentID(id, "Codertocat/Hello-World#1")
 
-			res, err := svc.Retrieve(ctx, retrieval.Request{Query: "Update the README with new information", Installations: []string{id}})
+			res, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: "Update the README with new information", Installations: []string{id}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(res.Rejected, func(c retrieval.Chunk) bool { return c.DocumentID == pr }) {
+			if !slices.ContainsFunc(res.Rejected, func(c ingestd.ServedChunk) bool { return c.DocumentID == pr }) {
 				t.Errorf("closed-unmerged PR not in the rejected block: %+v", docIDs(res.Rejected))
 			}
-			if slices.ContainsFunc(res.Primary, func(c retrieval.Chunk) bool { return c.DocumentID == pr }) {
+			if slices.ContainsFunc(res.Primary, func(c ingestd.ServedChunk) bool { return c.DocumentID == pr }) {
 				t.Error("closed-unmerged PR served as primary")
 			}
 			if got := res.Verdict.ToolsAllowed; got != wantAllowed {
 				t.Errorf("tools_allowed = %v, want %v (%+v)", got, wantAllowed, res.Verdict)
 			}
 
-			res, err = svc.Retrieve(ctx, retrieval.Request{Query: "You are totally right! I'll get this fixed right away.", Installations: []string{id}})
+			res, err = svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: "You are totally right! I'll get this fixed right away.", Installations: []string{id}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestDeliveriesToRetrieval(t *testing.T) {
 	}
 }
 
-func docIDs(cs []retrieval.Chunk) []string {
+func docIDs(cs []ingestd.ServedChunk) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.DocumentID+" "+c.Via)

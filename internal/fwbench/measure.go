@@ -195,7 +195,7 @@ func (b *Bench) summary() CorpusSummary {
 }
 
 // turn measures one answer from its served chunks and its verdict.
-func (b *Bench) turn(q Question, resp *retrieval.Response) (Turn, error) {
+func (b *Bench) turn(q Question, resp *ingestd.RetrieveResponse) (Turn, error) {
 	t := Turn{Question: q.ID, Class: q.Class(), Tool: q.Tool, ToolsAllowed: resp.Verdict.ToolsAllowed,
 		Needed: len(q.Needs), ExcludedUntrusted: resp.ExcludedUntrustedDocuments}
 	flagged := map[string]bool{}
@@ -206,7 +206,7 @@ func (b *Bench) turn(q Question, resp *retrieval.Response) (Turn, error) {
 	injected := map[string]bool{}
 	blocks := []struct {
 		name   string
-		chunks []retrieval.Chunk
+		chunks []ingestd.ServedChunk
 		out    *[]Served
 	}{
 		{BlockPrimary, resp.Primary, &t.Primary},
@@ -270,7 +270,7 @@ func (b *Bench) turn(q Question, resp *retrieval.Response) (Turn, error) {
 
 // untrusted reports whether the chunk's installation is declared
 // untrusted-external in the corpus, or its served tier says so.
-func (b *Bench) untrusted(ch retrieval.Chunk) bool {
+func (b *Bench) untrusted(ch ingestd.ServedChunk) bool {
 	if in, ok := b.Corpus.insts[ch.Installation]; ok && provenance.Untrusted(in.Tier) {
 		return true
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd"
 )
 
 // Mode is one way a client asks: the retrieval request it sends for a
@@ -13,7 +13,7 @@ type Mode struct {
 	Name  string
 	About string
 	// Request builds the request for q.
-	Request func(q Question) retrieval.Request
+	Request func(q Question) ingestd.RetrieveRequest
 }
 
 func boolp(b bool) *bool { return &b }
@@ -22,19 +22,23 @@ func boolp(b bool) *bool { return &b }
 // "default" is what a client that sets nothing sends.
 var Modes = []Mode{
 	{Name: "default", About: "no options: top_k 8, expansion and the rejected block on",
-		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text} }},
+		Request: func(q Question) ingestd.RetrieveRequest { return ingestd.RetrieveRequest{Query: q.Text} }},
 	{Name: "top_k=5", About: "top_k 5",
-		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, TopK: 5} }},
+		Request: func(q Question) ingestd.RetrieveRequest { return ingestd.RetrieveRequest{Query: q.Text, TopK: 5} }},
 	{Name: "top_k=3", About: "top_k 3",
-		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, TopK: 3} }},
+		Request: func(q Question) ingestd.RetrieveRequest { return ingestd.RetrieveRequest{Query: q.Text, TopK: 3} }},
 	{Name: "primary_only", About: "top_k 8, expand false, include_rejected false",
-		Request: func(q Question) retrieval.Request {
-			return retrieval.Request{Query: q.Text, Expand: boolp(false), IncludeRejected: boolp(false)}
+		Request: func(q Question) ingestd.RetrieveRequest {
+			return ingestd.RetrieveRequest{Query: q.Text, Expand: boolp(false), IncludeRejected: boolp(false)}
 		}},
 	{Name: "exclude_untrusted", About: "exclude_untrusted on every turn",
-		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, ExcludeUntrusted: true} }},
+		Request: func(q Question) ingestd.RetrieveRequest {
+			return ingestd.RetrieveRequest{Query: q.Text, ExcludeUntrusted: true}
+		}},
 	{Name: "exclude_on_tool_turns", About: "exclude_untrusted on tool turns only, as the retrieval package advises",
-		Request: func(q Question) retrieval.Request { return retrieval.Request{Query: q.Text, ExcludeUntrusted: q.Tool} }},
+		Request: func(q Question) ingestd.RetrieveRequest {
+			return ingestd.RetrieveRequest{Query: q.Text, ExcludeUntrusted: q.Tool}
+		}},
 }
 
 // SelectModes returns the modes named in names (comma-separated), in

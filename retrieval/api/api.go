@@ -3,11 +3,11 @@
 // handler), gRPC reflection and health, the REST routes of the public
 // HTTP surface, Prometheus metrics and health probes.
 //
-// It translates; it never decides. The verdict comes from package
-// retrieval unchanged, on every protocol. Every request, on every route,
-// passes one guard (guard.go) that refuses a foreign Host (DNS
-// rebinding), cross-origin browser requests and the Content-Types a
-// browser sends without asking. Bearer tokens are compared in constant
+// It translates; it never decides. The verdict comes from the
+// ingestd.Retriever it serves (package retrieval) unchanged, on every
+// protocol. Every request, on every route, passes one guard (guard.go)
+// that refuses a foreign Host (DNS rebinding), cross-origin browser
+// requests and the Content-Types a browser sends without asking. Bearer tokens are compared in constant
 // time and never echoed; every request body is size-limited.
 package api
 
@@ -29,7 +29,6 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
-	"github.com/ingestd/ingestd/retrieval"
 )
 
 // Scopes a token can hold.
@@ -51,12 +50,14 @@ type Token struct {
 	Scopes []string
 }
 
-// Options configures the handler. Service is required.
+// Options configures the handler. Retriever is required.
 type Options struct {
-	Service *retrieval.Service
-	// Store serves the admin routes (reject, delete) and, when Ready is
-	// nil, readiness (Ping).
-	Store ingestd.Store
+	// Retriever answers retrieve and provenance on every protocol: the
+	// retrieval service, wrapped in its metrics (retrieval/metrics).
+	Retriever ingestd.Retriever
+	// Documents serves the admin routes (reject, delete); nil answers
+	// them with EUNAVAILABLE.
+	Documents ingestd.DocumentStore
 	// Tokens, when any are configured, are required on every route but
 	// /healthz, /readyz, /metrics, gRPC health and webhooks.
 	Tokens []Token
@@ -70,8 +71,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Gatherer serves /metrics; nil leaves /metrics unmounted.
 	Gatherer prometheus.Gatherer
-	// Ready reports readiness for /readyz and gRPC health; nil means
-	// Store.Ping (or always ready without a store). /readyz shows the
+	// Ready reports readiness for /readyz and gRPC health (cmd asks the
+	// store and the job queue); nil means always ready. /readyz shows the
 	// message of an error coded EUNAVAILABLE ("waiting for the job
 	// stream"), so it must say what the process waits for and never carry
 	// internals; any other error reads "not ready".
@@ -93,8 +94,8 @@ type Options struct {
 }
 
 type server struct {
-	svc     *retrieval.Service
-	store   ingestd.Store
+	svc     ingestd.Retriever
+	docs    ingestd.DocumentStore
 	log     *slog.Logger
 	ready   func(context.Context) error
 	sync    func(context.Context, string) error
@@ -104,25 +105,17 @@ type server struct {
 }
 
 // New returns the handler serving every route behind the guard. It panics
-// when Service is nil or a Host is invalid: those are wiring errors.
+// when Retriever is nil or a Host is invalid: those are wiring errors.
 func New(o Options) http.Handler {
-	if o.Service == nil {
-		panic("api: Service is required")
+	if o.Retriever == nil {
+		panic("api: Retriever is required")
 	}
-	s := &server{svc: o.Service, store: o.Store, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
+	s := &server{svc: o.Retriever, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.ready == nil {
-		s.ready = func(ctx context.Context) error {
-			if s.store == nil {
-				return nil
-			}
-			if err := s.store.Ping(ctx); err != nil {
-				return fmt.Errorf("store: %v", err) // logged, not shown
-			}
-			return nil
-		}
+		s.ready = func(context.Context) error { return nil }
 	}
 	copts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{}),
@@ -221,7 +214,7 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 	if b.RequestID == "" {
 		b.RequestID = r.Header.Get("X-Request-Id")
 	}
-	resp, err := s.svc.Retrieve(r.Context(), retrieval.Request(b))
+	resp, err := s.svc.Retrieve(r.Context(), ingestd.RetrieveRequest(b))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -239,12 +232,12 @@ func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleReject(w http.ResponseWriter, r *http.Request) {
-	if s.store == nil {
+	if s.docs == nil {
 		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.store.SetStatus(r.Context(), id, ingestd.StatusRejected); err != nil {
+	if err := s.docs.SetStatus(r.Context(), id, ingestd.StatusRejected); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -252,12 +245,12 @@ func (s *server) handleReject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	if s.store == nil {
+	if s.docs == nil {
 		writeError(w, ingestd.Errorf(ingestd.EUNAVAILABLE, "no store configured"))
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.store.DeleteDocument(r.Context(), id); err != nil {
+	if err := s.docs.DeleteDocument(r.Context(), id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,7 @@ import (
 	"github.com/ingestd/ingestd/retrieval/api"
 	"github.com/ingestd/ingestd/retrieval/client"
 	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/metrics"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
@@ -43,16 +46,21 @@ type env struct {
 }
 
 // MustServe starts the handler on 127.0.0.1 with api.NewServer (h2c) and
-// shuts it down at cleanup. Options' Service and Store are filled in.
+// shuts it down at cleanup. Options' Retriever (the service in its
+// metrics, as serve wires it) and Documents are filled in.
 func MustServe(tb testing.TB, mode string, o api.Options) *env {
 	tb.Helper()
 	s, e := corpus.MustAcceptance(tb)
 	reg := prometheus.NewRegistry()
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: corpus.Installations(), Registerer: reg})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: corpus.Installations()})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	o.Service, o.Store = svc, s
+	measured, err := metrics.New(svc, &metrics.Options{Registerer: reg})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o.Retriever, o.Documents = measured, s
 	if o.Gatherer == nil {
 		o.Gatherer = reg
 	}
@@ -127,10 +135,13 @@ type comparable struct {
 	Excluded int
 }
 
-func fromResponse(tb testing.TB, r *retrieval.Response) comparable {
+func fromResponse(tb testing.TB, r *ingestd.RetrieveResponse) comparable {
 	tb.Helper()
-	c := comparable{Verdict: r.Verdict, Excluded: r.ExcludedUntrustedDocuments}
-	for i, b := range [][]retrieval.Chunk{r.Primary, r.Expanded, r.Rejected} {
+	if r.Verdict == nil {
+		tb.Fatal("answer without a verdict")
+	}
+	c := comparable{Verdict: *r.Verdict, Excluded: r.ExcludedUntrustedDocuments}
+	for i, b := range [][]ingestd.ServedChunk{r.Primary, r.Expanded, r.Rejected} {
 		for _, ch := range b {
 			if ch.Fenced == "" {
 				tb.Errorf("chunk %s has no fenced text", ch.ChunkID)
@@ -145,7 +156,7 @@ func fromResponse(tb testing.TB, r *retrieval.Response) comparable {
 
 func TestVerdictSameOnEveryProtocol(t *testing.T) {
 	e := MustServe(t, ingestd.ModeEnforce, api.Options{})
-	queries := []retrieval.Request{
+	queries := []ingestd.RetrieveRequest{
 		{Query: "vacation days accrue", TopK: 1},
 		{Query: "process my refund by wire transfer", TopK: 2},
 		{Query: "flaky scheduler timezone boundaries", TopK: 1},
@@ -164,7 +175,7 @@ func TestVerdictSameOnEveryProtocol(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("REST: %d %s", status, body)
 			}
-			var rest retrieval.Response
+			var rest ingestd.RetrieveResponse
 			if err := json.Unmarshal(body, &rest); err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +189,7 @@ func TestVerdictSameOnEveryProtocol(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("Connect JSON: %d %s", status, body)
 			}
-			var cj retrieval.Response
+			var cj ingestd.RetrieveResponse
 			if err := json.Unmarshal(body, &cj); err != nil {
 				t.Fatal(err)
 			}
@@ -197,9 +208,7 @@ func TestVerdictSameOnEveryProtocol(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				r := retrieval.Response{Primary: resp.Primary, Expanded: resp.Expanded, Rejected: resp.Rejected,
-					Verdict: *resp.Verdict, ExcludedUntrustedDocuments: resp.ExcludedUntrustedDocuments}
-				if got := fromResponse(t, &r); !equal(got, want) {
+				if got := fromResponse(t, resp); !equal(got, want) {
 					t.Errorf("%s = %+v\nREST = %+v", name, got, want)
 				}
 			}
@@ -216,6 +225,77 @@ func TestVerdictSameOnEveryProtocol(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientIsARetrieverLikeTheService: the Go client over the server
+// and the service it serves are both ingestd.Retrievers and answer alike,
+// on gRPC and Connect: the same blocks, scores, verdict and request id
+// (the caller's, or the one the server made up and logged under).
+func TestClientIsARetrieverLikeTheService(t *testing.T) {
+	s, e := corpus.MustAcceptance(t)
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(api.New(api.Options{Retriever: svc}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	retrievers := map[string]ingestd.Retriever{
+		"gRPC":    client.New(srv.URL, &client.Options{HTTPClient: srv.Client(), GRPC: true}),
+		"Connect": client.New(srv.URL, &client.Options{HTTPClient: srv.Client()}),
+	}
+	for _, q := range []string{"process my refund by wire transfer", "vacation days accrue", "database migration rollback"} {
+		want, err := svc.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q, RequestID: "turn-7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range retrievers {
+			got, err := r.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q, RequestID: "turn-7"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(normalized(got), normalized(want)) {
+				t.Errorf("%s, %q:\n got %+v\nwant %+v", name, q, got, want)
+			}
+			made, err := r.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(made.RequestID) != 16 || made.RequestID == "turn-7" {
+				t.Errorf("%s: request id %q, want the 16 hex digits the server made up", name, made.RequestID)
+			}
+		}
+	}
+	for name, r := range retrievers {
+		got, err := r.Provenance(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := svc.Provenance(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s provenance:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
+
+// normalized makes empty slices nil, as protobuf does not tell them apart.
+func normalized(r *ingestd.RetrieveResponse) *ingestd.RetrieveResponse {
+	c := *r
+	for _, b := range []*[]ingestd.ServedChunk{&c.Primary, &c.Expanded, &c.Rejected} {
+		out := make([]ingestd.ServedChunk, len(*b))
+		for i, ch := range *b {
+			if len(ch.HeadingPath) == 0 {
+				ch.HeadingPath = nil
+			}
+			out[i] = ch
+		}
+		*b = out
+	}
+	return &c
 }
 
 func nonNil(s []string) []string {
@@ -334,7 +414,7 @@ func TestErrors(t *testing.T) {
 		})
 	}
 	t.Run("top_k too large over gRPC", func(t *testing.T) {
-		_, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true}).Retrieve(t.Context(), retrieval.Request{Query: "refund", TopK: 500})
+		_, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true}).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "refund", TopK: 500})
 		if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(ingestd.ErrorMessage(err), "top_k must be between 1 and 100") {
 			t.Errorf("err = %v", err)
 		}
@@ -356,7 +436,7 @@ func TestAdminRoutes(t *testing.T) {
 		t.Fatalf("reject: %d %s", status, body)
 	}
 	_, body, _ := e.do(t, "POST", "/v1/retrieve", "", q)
-	var resp retrieval.Response
+	var resp ingestd.RetrieveResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +519,7 @@ func TestAuth(t *testing.T) {
 			want  string
 		}{{"", ingestd.EUNAUTHORIZED}, {adminToken, ingestd.EFORBIDDEN}, {chatToken, ""}}
 		for _, c := range cases {
-			_, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true, Token: c.token}).Retrieve(t.Context(), retrieval.Request{Query: "vacation"})
+			_, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true, Token: c.token}).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "vacation"})
 			if got := ingestd.ErrorCode(err); got != c.want {
 				t.Errorf("token %q: code %q, want %q (%v)", c.token, got, c.want, err)
 			}

@@ -46,7 +46,7 @@ func TestClientThatCancelsIsNotAServerError(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs bytes.Buffer
-			h := api.New(api.Options{Service: svc, Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			h := api.New(api.Options{Retriever: svc, Documents: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			req := httptest.NewRequestWithContext(ctx, tt.method, tt.path, strings.NewReader(tt.body))
 			req.Host = "127.0.0.1:7700"
 			if tt.body != "" {

@@ -11,7 +11,6 @@ import (
 	"github.com/ingestd/ingestd"
 	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
-	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/internal/wire"
 )
 
@@ -19,7 +18,7 @@ var _ ingestdv1connect.RetrievalServiceHandler = (*connectService)(nil)
 
 // connectService is the RetrievalService over connect-go.
 type connectService struct {
-	svc *retrieval.Service
+	svc ingestd.Retriever
 }
 
 func (c *connectService) Retrieve(ctx context.Context, req *connect.Request[ingestdv1.RetrieveRequest]) (*connect.Response[ingestdv1.RetrieveResponse], error) {
@@ -31,7 +30,11 @@ func (c *connectService) Retrieve(ctx context.Context, req *connect.Request[inge
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(wire.ResponseToProto(resp)), nil
+	// The message has no request id; the header carries the one the
+	// firewall log line has, as the REST body does.
+	res := connect.NewResponse(wire.ResponseToProto(resp))
+	res.Header().Set("X-Request-Id", resp.RequestID)
+	return res, nil
 }
 
 func (c *connectService) Provenance(ctx context.Context, _ *connect.Request[ingestdv1.ProvenanceRequest]) (*connect.Response[ingestdv1.ProvenanceReport], error) {

@@ -323,7 +323,7 @@ func TestRPCFromBrowsersRefused(t *testing.T) {
 		"Connect":          nil,
 	} {
 		t.Run("CLI "+name, func(t *testing.T) {
-			resp, err := client.New(e.URL, o).Retrieve(t.Context(), retrieval.Request{Query: "vacation days accrue", TopK: 1})
+			resp, err := client.New(e.URL, o).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "vacation days accrue", TopK: 1})
 			if err != nil || resp.Verdict == nil || !resp.Verdict.ToolsAllowed {
 				t.Errorf("retrieve = %+v, %v", resp, err)
 			}
@@ -338,7 +338,7 @@ func TestRPCFromBrowsersRefused(t *testing.T) {
 	t.Run("gRPC with a foreign authority", func(t *testing.T) {
 		tr := e.H2C.Transport.(*http.Transport)
 		hc := &http.Client{Transport: hostRewriter{rt: tr, host: "evil.example"}}
-		_, err := client.New(e.URL, &client.Options{HTTPClient: hc, GRPC: true}).Retrieve(t.Context(), retrieval.Request{Query: "vacation", TopK: 1})
+		_, err := client.New(e.URL, &client.Options{HTTPClient: hc, GRPC: true}).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "vacation", TopK: 1})
 		if got := ingestd.ErrorCode(err); got != ingestd.EFORBIDDEN || !strings.Contains(ingestd.ErrorMessage(err), "listen_hosts") {
 			t.Errorf("err = %v, want forbidden naming listen_hosts", err)
 		}
@@ -515,5 +515,5 @@ func TestNewPanicsOnBadHost(t *testing.T) {
 			t.Errorf("recover() = %v, want a panic naming Hosts[1]", r)
 		}
 	}()
-	api.New(api.Options{Service: svc, Hosts: []string{"ok.example", "bad.example:80"}})
+	api.New(api.Options{Retriever: svc, Hosts: []string{"ok.example", "bad.example:80"}})
 }

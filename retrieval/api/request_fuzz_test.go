@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/ingestd/ingestd"
@@ -76,12 +75,12 @@ func FuzzRequestBody(f *testing.F) {
 	}
 	s, e := corpus.MustAcceptance(f)
 	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: ingestd.ModeEnforce,
-		Installations: corpus.Installations(), Registerer: prometheus.NewRegistry()})
+		Installations: corpus.Installations()})
 	if err != nil {
 		f.Fatal(err)
 	}
 	var gotURL string
-	h := api.New(api.Options{Service: svc, Store: s, AddURL: func(_ context.Context, inst, rawURL string) ([]string, error) {
+	h := api.New(api.Options{Retriever: svc, Documents: s, AddURL: func(_ context.Context, inst, rawURL string) ([]string, error) {
 		gotURL = rawURL
 		return []string{"doc"}, nil
 	}})
@@ -114,7 +113,7 @@ func FuzzRequestBody(f *testing.F) {
 			return
 		}
 
-		var r retrieval.Request
+		var r ingestd.RetrieveRequest
 		switch path {
 		case fuzzRoutes[2]:
 			var u struct{ URL string }
@@ -146,17 +145,17 @@ func FuzzRequestBody(f *testing.F) {
 // checkAnswer asserts that an accepted request was within limits and that
 // its answer keeps to it; rest says it came over REST, whose answer echoes
 // the request id.
-func checkAnswer(tb testing.TB, r retrieval.Request, a servedAnswer, rest bool) {
+func checkAnswer(tb testing.TB, r ingestd.RetrieveRequest, a servedAnswer, rest bool) {
 	tb.Helper()
 	q := strings.TrimSpace(r.Query)
-	if q == "" || len(q) > retrieval.MaxQueryBytes {
+	if q == "" || len(q) > ingestd.MaxQueryBytes {
 		tb.Fatalf("accepted a query of %d bytes", len(q))
 	}
 	topK := r.TopK
 	if topK == 0 {
-		topK = retrieval.DefaultTopK
+		topK = ingestd.DefaultTopK
 	}
-	if topK < 1 || topK > retrieval.MaxTopK {
+	if topK < 1 || topK > ingestd.MaxTopK {
 		tb.Fatalf("accepted top_k %d", r.TopK)
 	}
 	if len(a.Primary) > topK {

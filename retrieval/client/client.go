@@ -4,8 +4,12 @@
 //
 // The gate fails closed: a blocked verdict, an absent one and a malformed
 // one all leave the turn without tools. Only an explicit FailOpen option
-// changes the last two; nothing changes the first. Put Chunk.Fenced, never
-// Chunk.Text, into a prompt.
+// changes the last two; nothing changes the first. Put ServedChunk.Fenced,
+// never ServedChunk.Text, into a prompt.
+//
+// A Client is an ingestd.Retriever, like the in-process retrieval.Service.
+// The package depends on the root vocabulary, the generated API and
+// connect-go, never on the server's packages (no metrics, no firewall).
 package client
 
 import (
@@ -20,8 +24,6 @@ import (
 	"github.com/ingestd/ingestd"
 	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
-	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/internal/wire"
 )
 
@@ -36,7 +38,10 @@ type Options struct {
 	GRPC bool
 }
 
-// Client calls the retrieval service. It is safe for concurrent use.
+var _ ingestd.Retriever = (*Client)(nil)
+
+// Client calls the retrieval service; it is the ingestd.Retriever of a
+// program that runs apart from ingestd. It is safe for concurrent use.
 type Client struct {
 	rpc ingestdv1connect.RetrievalServiceClient
 }
@@ -69,38 +74,36 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 	}
 }
 
-// Response is a retrieval answer as the client received it. Verdict is nil
-// when the server sent none, or sent one carrying fields this client does
-// not know; AllowedTools then allows nothing.
-type Response struct {
-	Primary, Expanded, Rejected []retrieval.Chunk
-	Verdict                     *ingestd.Verdict
-	ExcludedUntrustedDocuments  int
-}
-
 // Retrieve asks the service. Errors are *ingestd.Error with the code the
 // server answered (EINVALID for a bad top_k, EUNAUTHORIZED, EFORBIDDEN,
-// EUNAVAILABLE when it cannot be reached, ...).
-func (c *Client) Retrieve(ctx context.Context, r retrieval.Request) (*Response, error) {
+// EUNAVAILABLE when it cannot be reached, ...). The answer's Verdict is
+// nil when the server sent none, or sent one carrying fields this client
+// does not know; AllowedTools then allows nothing. RequestID is the id the
+// server logged the turn under (its X-Request-Id header), or the one r
+// carried when the server did not say.
+func (c *Client) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ingestd.RetrieveResponse, error) {
 	resp, err := c.rpc.Retrieve(ctx, connect.NewRequest(wire.RequestToProto(r)))
 	if err != nil {
 		return nil, fromConnect("retrieve", err)
 	}
-	out, v := wire.ResponseFromProto(resp.Msg)
+	out := wire.ResponseFromProto(resp.Msg)
 	if pv := resp.Msg.GetVerdict(); pv != nil && len(pv.ProtoReflect().GetUnknown()) > 0 {
 		// A verdict with fields this client does not know cannot be
 		// read with certainty: the gate treats it as absent.
-		v = nil
+		out.Verdict = nil
 	}
-	return &Response{Primary: out.Primary, Expanded: out.Expanded, Rejected: out.Rejected, Verdict: v,
-		ExcludedUntrustedDocuments: out.ExcludedUntrustedDocuments}, nil
+	out.RequestID = resp.Header().Get("X-Request-Id")
+	if out.RequestID == "" {
+		out.RequestID = r.RequestID
+	}
+	return out, nil
 }
 
 // Provenance returns the corpus report.
-func (c *Client) Provenance(ctx context.Context) (provenance.Report, error) {
+func (c *Client) Provenance(ctx context.Context) (ingestd.ProvenanceReport, error) {
 	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{}))
 	if err != nil {
-		return provenance.Report{}, fromConnect("provenance", err)
+		return ingestd.ProvenanceReport{}, fromConnect("provenance", err)
 	}
 	return wire.ReportFromProto(resp.Msg), nil
 }

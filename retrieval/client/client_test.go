@@ -12,7 +12,6 @@ import (
 	"github.com/ingestd/ingestd"
 	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
-	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/client"
 )
 
@@ -48,7 +47,7 @@ func TestVerdictWithUnknownFieldsIsAbsent(t *testing.T) {
 			mux.Handle(ingestdv1connect.NewRetrievalServiceHandler(&fixedServer{resp: &ingestdv1.RetrieveResponse{Verdict: tt.v}}))
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
-			resp, err := client.New(srv.URL, nil).Retrieve(t.Context(), retrieval.Request{Query: "q"})
+			resp, err := client.New(srv.URL, nil).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "q"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/retrieval"
@@ -24,13 +25,13 @@ type Tool struct{ Name string }
 // fenced text into the prompt, and offer the model only the tools the
 // verdict allows.
 func answerTurn(ctx context.Context, c *client.Client, question string, tools []Tool) (prompt string, offered []Tool, err error) {
-	resp, err := c.Retrieve(ctx, retrieval.Request{Query: question, TopK: 1})
+	resp, err := c.Retrieve(ctx, ingestd.RetrieveRequest{Query: question, TopK: 1})
 	if err != nil {
 		// No verdict: AllowedTools(nil, ...) offers nothing.
 		return "", client.AllowedTools[Tool](nil, tools), err
 	}
 	var b strings.Builder
-	for _, block := range [][]retrieval.Chunk{resp.Primary, resp.Expanded, resp.Rejected} {
+	for _, block := range [][]ingestd.ServedChunk{resp.Primary, resp.Expanded, resp.Rejected} {
 		for _, ch := range block {
 			b.WriteString(ch.Fenced) // never ch.Text
 			b.WriteString("\n")
@@ -64,7 +65,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	srv := httptest.NewServer(api.New(api.Options{Service: svc, Store: store}))
+	srv := httptest.NewServer(api.New(api.Options{Retriever: svc, Documents: store}))
 	defer srv.Close()
 
 	c := client.New(srv.URL, nil)

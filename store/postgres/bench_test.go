@@ -490,7 +490,7 @@ func BenchmarkRetrieve(b *testing.B) {
 			b.Fatalf("raw: %d rows, %v", len(ids), err)
 		}
 		t = time.Now()
-		resp, err := svc.Retrieve(ctx(), retrieval.Request{Query: q, TopK: benchTopK})
+		resp, err := svc.Retrieve(ctx(), ingestd.RetrieveRequest{Query: q, TopK: benchTopK})
 		callLat = append(callLat, time.Since(t))
 		if err != nil {
 			b.Fatal(err)

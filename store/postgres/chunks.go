@@ -105,35 +105,22 @@ func (s *Store) chunkViewsOnce(ctx context.Context, what, sql string, args ...an
 	return kept, nil
 }
 
-// ExpansionChunks returns, in one query, what retrieval's expansion reads
-// of the documents around an answer: the chunk at ordinal ordinals[i] of
-// document docs[i] for each i (those that exist), then, for each document
-// of neighbours in order, its expansionCandidates chunks whose vectors are
-// most similar to query (largest inner product; vectors of another embedder
-// than embedderID count as 0; the lowest ordinal among equals), in ordinal
-// order. Retrieval picks the best of those with its own arithmetic: two
-// candidates, not one, so that a near tie rounded differently here than in
-// Go still leaves it the chunk DocumentChunks would have let it pick,
-// without carrying every chunk of every neighbour over the wire. A query of
-// another length than the store's vectors compares nothing.
-// expansionCandidates is how many chunks of each neighbour ExpansionChunks
-// returns.
-const expansionCandidates = 2
-
-func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID string, docs []string, ordinals []int, neighbours []string) ([]ingestd.ChunkView, error) {
-	if len(docs) != len(ordinals) {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "expansion chunks: %d documents for %d ordinals", len(docs), len(ordinals))
-	}
-	if len(docs) == 0 && len(neighbours) == 0 {
+// ExpansionChunks answers ingestd.Searcher.ExpansionChunks in one query,
+// choosing each document's candidates by pgvector's inner product (<#>)
+// instead of carrying every chunk of every document over the wire. A
+// query of another length than the store's vectors compares nothing.
+func (s *Store) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ingestd.ChunkView, error) {
+	if len(x.Adjacent) == 0 && len(x.Documents) == 0 {
 		return nil, nil
 	}
 	var q any // NULL: no similarity, every chunk scores 0
-	if len(query) == s.dims {
-		q = pgvector.NewVector(query)
+	if len(x.Query) == s.dims {
+		q = pgvector.NewVector(x.Query)
 	}
-	ords := make([]int32, len(ordinals))
-	for i, o := range ordinals {
-		ords[i] = int32(o)
+	docs := make([]string, len(x.Adjacent))
+	ords := make([]int32, len(x.Adjacent))
+	for i, p := range x.Adjacent {
+		docs[i], ords[i] = p.DocumentID, int32(p.Ordinal)
 	}
 	return s.chunkViewsOnce(ctx, "read expansion chunks", `WITH adjacent AS (
 			SELECT c.id, 0 AS part, a.n, c.ordinal
@@ -151,7 +138,7 @@ func (s *Store) ExpansionChunks(ctx context.Context, query []float32, embedderID
 		picked AS (SELECT * FROM adjacent UNION ALL SELECT * FROM best)
 		SELECT `+chunkViewColumns+`
 		FROM picked p JOIN chunks c ON c.id = p.id JOIN documents d ON d.id = c.document_id
-		ORDER BY p.part, p.n, p.ordinal`, docs, ords, neighbours, q, embedderID, expansionCandidates)
+		ORDER BY p.part, p.n, p.ordinal`, docs, ords, x.Documents, q, x.EmbedderID, ingestd.ExpansionCandidates)
 }
 
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose

@@ -30,6 +30,7 @@ import (
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/clock"
 )
 
 var _ ingestd.Store = (*Store)(nil)
@@ -220,10 +221,8 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error)
 		}
 		wait := backoff/2 + rand.N(backoff) // jitter: concurrent losers do not retry in step
 		s.log.Debug("retrying transaction", "what", what, "attempt", attempt, "wait", wait, "err", err)
-		select {
-		case <-ctx.Done():
+		if clock.Sleep(ctx, wait) != nil {
 			return classify(what, err)
-		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, time.Second)
 	}

@@ -105,6 +105,12 @@ func (s *Store) DocumentChunks(ctx context.Context, docIDs []string) ([]ingestd.
 	return out, nil
 }
 
+// ExpansionChunks is the default, ingestd.ExpansionChunksOf: it reads
+// every chunk of the documents concerned and chooses among them in Go.
+func (s *Store) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ingestd.ChunkView, error) {
+	return ingestd.ExpansionChunksOf(ctx, s, x)
+}
+
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose
 // vector the embedder did not make (or that have none). Tier is the
 // document's stored tier.

@@ -72,7 +72,7 @@ type Store struct {
 	path   string
 	now    func() time.Time
 	log    *slog.Logger
-	write  *sql.DB // one connection; writeMu serialises transactions
+	write  *sql.DB // one connection; wmu serialises transactions
 	read   *sql.DB
 	wmu    sync.Mutex // serialises write transactions; guards writes
 	writes int        // write transactions so far, to prune now and then

@@ -51,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"SearchVector/SeesLaterWrites", testSearchVectorLaterWrites},
 		{"Chunks", testChunks},
 		{"DocumentChunks", testDocumentChunks},
+		{"ExpansionChunks", testExpansionChunks},
+		{"ExpansionChunks/AsTheDefault", testExpansionChunksAsDefault},
 		{"Links", testLinks},
 		{"Cursors", testCursors},
 		{"EmbeddingCache", testEmbeddingCache},
@@ -1151,6 +1153,114 @@ func testDocumentChunks(t *testing.T, s ingestd.Store) {
 	equalStrings(t, "DocumentChunks", viewIDs(got), []string{cb[0].ID, cb[1].ID, ca[0].ID, ca[1].ID, ca[2].ID})
 	if len(got[0].Embedding) != Dims {
 		t.Fatalf("embedding not included: %v", got[0].Embedding)
+	}
+}
+
+// testExpansionChunks: the chunks at the asked positions (missing ones
+// skipped), then each document's two chunks most similar to the query in
+// ordinal order — the lowest ordinals when none compares (another
+// embedder, a query of another length).
+func testExpansionChunks(t *testing.T, s ingestd.Store) {
+	a := Doc("x", "a.md", "", "a")
+	ac := Chunks(a, 0, "a0", "a1", "a2", "a3") // vectors along axes 0..3
+	b := Doc("x", "b.md", "", "b")
+	bc := Chunks(b, 4, "b0", "b1", "b2") // axes 4..6
+	c := Doc("x", "c.md", "", "c")
+	cc := Chunks(c, 0, "c0", "c1")
+	for i := range cc {
+		cc[i].EmbedderID = "other/8"
+	}
+	MustPut(t, s, a, ac, nil)
+	MustPut(t, s, b, bc, nil)
+	MustPut(t, s, c, cc, nil)
+	at := func(doc *ingestd.Document, ords ...int) []ingestd.ChunkPosition {
+		var out []ingestd.ChunkPosition
+		for _, o := range ords {
+			out = append(out, ingestd.ChunkPosition{DocumentID: doc.ID, Ordinal: o})
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		x    ingestd.Expansion
+		want []string
+	}{
+		// b: its chunk on axis 5, then the lowest ordinal of the two that
+		// score 0, in ordinal order; c: its first two, as its vectors are
+		// another embedder's and all score 0.
+		{"adjacent and documents", ingestd.Expansion{Query: Axis(5), EmbedderID: testEmbedder, Adjacent: at(a, -1, 1, 3), Documents: []string{b.ID, c.ID}},
+			[]string{ac[1].ID, ac[3].ID, bc[0].ID, bc[1].ID, cc[0].ID, cc[1].ID}},
+		{"a 0 score and the best", ingestd.Expansion{Query: Axis(6), EmbedderID: testEmbedder, Documents: []string{b.ID}},
+			[]string{bc[0].ID, bc[2].ID}},
+		{"query of another length", ingestd.Expansion{Query: []float32{1, 2}, EmbedderID: testEmbedder, Documents: []string{b.ID}},
+			[]string{bc[0].ID, bc[1].ID}},
+		{"adjacent in the order asked, once", ingestd.Expansion{Query: Axis(0), EmbedderID: testEmbedder, Adjacent: append(at(a, 2, 0, 2), at(b, 9)...)},
+			[]string{ac[2].ID, ac[0].ID}},
+		{"missing document", ingestd.Expansion{Query: Axis(0), EmbedderID: testEmbedder, Documents: []string{"dmissing", c.ID}},
+			[]string{cc[0].ID, cc[1].ID}},
+		{"nothing asked", ingestd.Expansion{Query: Axis(0), EmbedderID: testEmbedder}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.ExpansionChunks(ctx(), tt.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equalStrings(t, "ExpansionChunks", viewIDs(got), tt.want)
+			for _, v := range got {
+				if len(v.Embedding) != Dims || v.Fenced == "" || v.Title == "" || v.Installation != "x" {
+					t.Fatalf("chunk view lacks fields: %+v", v)
+				}
+			}
+		})
+	}
+}
+
+// testExpansionChunksAsDefault: a store answers ExpansionChunks as the
+// default over its own DocumentChunks (ingestd.ExpansionChunksOf) does,
+// over vectors whose inner products are exact in any order of summation.
+func testExpansionChunksAsDefault(t *testing.T, s ingestd.Store) {
+	var docs []string
+	var adjacent []ingestd.ChunkPosition
+	for d := range 6 {
+		doc := Doc("x", fmt.Sprintf("%d.md", d), "", fmt.Sprint(d))
+		var texts []string
+		for i := range 2 + d%4 {
+			texts = append(texts, fmt.Sprintf("doc %d chunk %d", d, i))
+		}
+		cs := Chunks(doc, d, texts...)
+		for i := range cs {
+			// Half of another axis: scores are distinct multiples of 1/2,
+			// some equal across chunks.
+			cs[i].Embedding[(i*3+d)%Dims] += 0.5
+			switch {
+			case d == 4 && i == 1:
+				cs[i].Embedding = nil
+			case d == 5 && i == 0:
+				cs[i].EmbedderID = "other/8"
+			}
+		}
+		MustPut(t, s, doc, cs, nil)
+		docs = append(docs, doc.ID)
+		adjacent = append(adjacent, ingestd.ChunkPosition{DocumentID: doc.ID, Ordinal: d%3 - 1}, ingestd.ChunkPosition{DocumentID: doc.ID, Ordinal: d % 3})
+	}
+	queries := [][]float32{Axis(0), Axis(3), {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}, {1, -1, 1, -1, 1, -1, 1, -1}, {1}, nil}
+	for qi, q := range queries {
+		for _, x := range []ingestd.Expansion{
+			{Query: q, EmbedderID: testEmbedder, Documents: docs},
+			{Query: q, EmbedderID: testEmbedder, Adjacent: adjacent, Documents: docs[3:]},
+			{Query: q, EmbedderID: "other/8", Adjacent: adjacent[:4], Documents: []string{docs[5], docs[0], docs[5]}},
+		} {
+			got, err := s.ExpansionChunks(ctx(), x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ingestd.ExpansionChunksOf(ctx(), s, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			equalStrings(t, fmt.Sprintf("query %d, %d adjacent, %d documents", qi, len(x.Adjacent), len(x.Documents)), viewIDs(got), viewIDs(want))
+		}
 	}
 }
 

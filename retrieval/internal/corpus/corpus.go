@@ -43,7 +43,7 @@ type Link struct {
 func (d Doc) ID() string { return ingestd.DocumentID(d.Installation, d.ExternalID) }
 
 // Put writes the documents. Chunks are fenced and embedded with e.
-func Put(ctx context.Context, s ingestd.Store, e ingestd.Embedder, docs ...Doc) error {
+func Put(ctx context.Context, s ingestd.DocumentStore, e ingestd.Embedder, docs ...Doc) error {
 	for _, d := range docs {
 		kind := d.Kind
 		if kind == "" {
@@ -93,7 +93,7 @@ func Put(ctx context.Context, s ingestd.Store, e ingestd.Embedder, docs ...Doc) 
 }
 
 // MustPut is Put for tests.
-func MustPut(tb testing.TB, s ingestd.Store, e ingestd.Embedder, docs ...Doc) {
+func MustPut(tb testing.TB, s ingestd.DocumentStore, e ingestd.Embedder, docs ...Doc) {
 	tb.Helper()
 	if err := Put(context.Background(), s, e, docs...); err != nil {
 		tb.Fatalf("put corpus: %v", err)

@@ -1,18 +1,19 @@
-// Package wire converts between package retrieval's types and the
+// Package wire converts between the root's retrieval vocabulary
+// (ingestd.RetrieveRequest, RetrieveResponse, ProvenanceReport) and the
 // generated protobuf messages, for the server (retrieval/api) and the
 // client (retrieval/client). It copies fields; it never decides anything.
+// It imports the root, the generated API and connect, nothing of the
+// server, so the client does not either.
 package wire
 
 import (
 	"github.com/ingestd/ingestd"
 	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
-	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval"
 )
 
 // RequestFromProto converts a request message.
-func RequestFromProto(m *ingestdv1.RetrieveRequest) retrieval.Request {
-	return retrieval.Request{
+func RequestFromProto(m *ingestdv1.RetrieveRequest) ingestd.RetrieveRequest {
+	return ingestd.RetrieveRequest{
 		Query: m.GetQuery(), TopK: int(m.GetTopK()),
 		Installations: m.GetInstallations(), Tiers: m.GetTiers(), SourceKinds: m.GetSourceKinds(),
 		Expand: m.Expand, IncludeRejected: m.IncludeRejected,
@@ -21,52 +22,54 @@ func RequestFromProto(m *ingestdv1.RetrieveRequest) retrieval.Request {
 }
 
 // RequestToProto converts a request.
-func RequestToProto(r retrieval.Request) *ingestdv1.RetrieveRequest {
+func RequestToProto(r ingestd.RetrieveRequest) *ingestdv1.RetrieveRequest {
 	return &ingestdv1.RetrieveRequest{
-		Query: r.Query, TopK: int32(min(max(r.TopK, -1), retrieval.MaxTopK+1)),
+		Query: r.Query, TopK: int32(min(max(r.TopK, -1), ingestd.MaxTopK+1)),
 		Installations: r.Installations, Tiers: r.Tiers, SourceKinds: r.SourceKinds,
 		Expand: r.Expand, IncludeRejected: r.IncludeRejected,
 		ExcludeUntrusted: r.ExcludeUntrusted, RequestId: r.RequestID,
 	}
 }
 
-// ResponseToProto converts a response.
-func ResponseToProto(r *retrieval.Response) *ingestdv1.RetrieveResponse {
-	v := r.Verdict
-	return &ingestdv1.RetrieveResponse{
+// ResponseToProto converts a response. A nil verdict stays absent, which
+// every client reads as blocked.
+func ResponseToProto(r *ingestd.RetrieveResponse) *ingestdv1.RetrieveResponse {
+	m := &ingestdv1.RetrieveResponse{
 		Primary: chunksToProto(r.Primary), Expanded: chunksToProto(r.Expanded), Rejected: chunksToProto(r.Rejected),
-		Verdict: &ingestdv1.Verdict{
-			ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
-			UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
-		},
 		ExcludedUntrustedDocuments: int32(r.ExcludedUntrustedDocuments),
 	}
+	if v := r.Verdict; v != nil {
+		m.Verdict = &ingestdv1.Verdict{
+			ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
+			UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
+		}
+	}
+	return m
 }
 
 // ResponseFromProto converts a response message. An absent verdict stays
 // absent (nil): the gate treats it as blocked.
-func ResponseFromProto(m *ingestdv1.RetrieveResponse) (*retrieval.Response, *ingestd.Verdict) {
-	r := &retrieval.Response{
+func ResponseFromProto(m *ingestdv1.RetrieveResponse) *ingestd.RetrieveResponse {
+	r := &ingestd.RetrieveResponse{
 		Primary: chunksFromProto(m.GetPrimary()), Expanded: chunksFromProto(m.GetExpanded()), Rejected: chunksFromProto(m.GetRejected()),
 		ExcludedUntrustedDocuments: int(m.GetExcludedUntrustedDocuments()),
 	}
 	pv := m.GetVerdict()
 	if pv == nil {
-		return r, nil
+		return r
 	}
 	ids := pv.GetUntrustedDocumentIds()
 	if ids == nil {
 		ids = []string{}
 	}
-	r.Verdict = ingestd.Verdict{
+	r.Verdict = &ingestd.Verdict{
 		ToolsAllowed: pv.GetToolsAllowed(), Mode: pv.GetMode(), Reason: pv.GetReason(),
 		UntrustedDocumentIDs: ids, WouldBlock: pv.GetWouldBlock(),
 	}
-	v := r.Verdict
-	return r, &v
+	return r
 }
 
-func chunksToProto(cs []retrieval.Chunk) []*ingestdv1.Chunk {
+func chunksToProto(cs []ingestd.ServedChunk) []*ingestdv1.Chunk {
 	out := make([]*ingestdv1.Chunk, len(cs))
 	for i, c := range cs {
 		out[i] = &ingestdv1.Chunk{
@@ -78,10 +81,10 @@ func chunksToProto(cs []retrieval.Chunk) []*ingestdv1.Chunk {
 	return out
 }
 
-func chunksFromProto(cs []*ingestdv1.Chunk) []retrieval.Chunk {
-	out := make([]retrieval.Chunk, len(cs))
+func chunksFromProto(cs []*ingestdv1.Chunk) []ingestd.ServedChunk {
+	out := make([]ingestd.ServedChunk, len(cs))
 	for i, c := range cs {
-		out[i] = retrieval.Chunk{
+		out[i] = ingestd.ServedChunk{
 			ChunkID: c.GetChunkId(), DocumentID: c.GetDocumentId(), Installation: c.GetInstallation(),
 			SourceKind: c.GetSourceKind(), URI: c.GetUri(), Title: c.GetTitle(), Tier: c.GetTier(),
 			Score: c.GetScore(), Fenced: c.GetFenced(), Text: c.GetText(), Via: c.GetVia(),
@@ -92,7 +95,7 @@ func chunksFromProto(cs []*ingestdv1.Chunk) []retrieval.Chunk {
 }
 
 // ReportToProto converts the corpus report.
-func ReportToProto(r provenance.Report) *ingestdv1.ProvenanceReport {
+func ReportToProto(r ingestd.ProvenanceReport) *ingestdv1.ProvenanceReport {
 	m := &ingestdv1.ProvenanceReport{
 		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared), Orphaned: int64(r.Orphaned),
 		ExternallyAuthored: int64(r.ExternallyAuthored), ExternallyAuthoredPct: r.ExternallyAuthoredPct,
@@ -108,22 +111,22 @@ func ReportToProto(r provenance.Report) *ingestdv1.ProvenanceReport {
 }
 
 // ReportFromProto converts a report message.
-func ReportFromProto(m *ingestdv1.ProvenanceReport) provenance.Report {
-	r := provenance.Report{
+func ReportFromProto(m *ingestdv1.ProvenanceReport) ingestd.ProvenanceReport {
+	r := ingestd.ProvenanceReport{
 		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()), Orphaned: int(m.GetOrphaned()),
 		ExternallyAuthored: int(m.GetExternallyAuthored()), ExternallyAuthoredPct: m.GetExternallyAuthoredPct(),
-		Tiers: sharesFromProto(m.GetTiers()), Installations: []provenance.InstallationReport{},
-		Policy: provenance.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode()},
+		Tiers: sharesFromProto(m.GetTiers()), Installations: []ingestd.InstallationReport{},
+		Policy: ingestd.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode()},
 	}
 	for _, in := range m.GetInstallations() {
-		r.Installations = append(r.Installations, provenance.InstallationReport{
+		r.Installations = append(r.Installations, ingestd.InstallationReport{
 			ID: in.GetId(), Kind: in.GetKind(), Tier: in.GetTier(), Documents: int(in.GetDocuments()), Tiers: sharesFromProto(in.GetTiers()),
 		})
 	}
 	return r
 }
 
-func sharesToProto(ss []provenance.TierShare) []*ingestdv1.TierShare {
+func sharesToProto(ss []ingestd.TierShare) []*ingestdv1.TierShare {
 	out := make([]*ingestdv1.TierShare, len(ss))
 	for i, s := range ss {
 		out[i] = &ingestdv1.TierShare{Tier: s.Tier, Count: int64(s.Count), Pct: s.Pct}
@@ -131,10 +134,10 @@ func sharesToProto(ss []provenance.TierShare) []*ingestdv1.TierShare {
 	return out
 }
 
-func sharesFromProto(ss []*ingestdv1.TierShare) []provenance.TierShare {
-	out := make([]provenance.TierShare, len(ss))
+func sharesFromProto(ss []*ingestdv1.TierShare) []ingestd.TierShare {
+	out := make([]ingestd.TierShare, len(ss))
 	for i, s := range ss {
-		out[i] = provenance.TierShare{Tier: s.GetTier(), Count: int(s.GetCount()), Pct: s.GetPct()}
+		out[i] = ingestd.TierShare{Tier: s.GetTier(), Count: int(s.GetCount()), Pct: s.GetPct()}
 	}
 	return out
 }

@@ -1,0 +1,151 @@
+package ingestd
+
+import "context"
+
+// Retriever answers retrieval: the three blocks of an answer with the
+// verdict over them, and the corpus report. retrieval.Service implements
+// it over a store and retrieval/client.Client over the network, so a chat
+// backend written against a Retriever runs in process or remote alike;
+// retrieval/api serves any Retriever on HTTP and gRPC, and metrics wrap
+// one as a decorator at the edge.
+type Retriever interface {
+	// Retrieve answers r. Returns EINVALID for an empty query, one longer
+	// than MaxQueryBytes, a top_k outside 1..MaxTopK or an unknown tier
+	// filter; EUNAVAILABLE when the store, the embedder or the server
+	// cannot be reached; EUNAUTHORIZED or EFORBIDDEN when a server refuses
+	// the caller's token.
+	Retrieve(ctx context.Context, r RetrieveRequest) (*RetrieveResponse, error)
+	// Provenance returns the corpus report, by tier in force, beside the
+	// firewall mode. Errors as for Retrieve.
+	Provenance(ctx context.Context) (ProvenanceReport, error)
+}
+
+// Bounds of a RetrieveRequest.
+const (
+	DefaultTopK   = 8
+	MaxTopK       = 100
+	MaxQueryBytes = 4096
+)
+
+// RetrieveRequest is one retrieval query: the body of POST /v1/retrieve
+// and the RetrieveRequest message.
+type RetrieveRequest struct {
+	Query string `json:"query"`
+	// TopK is the size of the primary block: 0 means DefaultTopK;
+	// 1..MaxTopK.
+	TopK          int      `json:"top_k,omitempty"`
+	Installations []string `json:"installations,omitempty"`
+	// Tiers narrows by tier in force (see provenance.Declarations);
+	// "undeclared" (or "") selects documents whose tier in force is
+	// undeclared, which a loaded configuration never leaves (an
+	// undeclared stamp takes its installation's declaration).
+	Tiers       []string `json:"tiers,omitempty"`
+	SourceKinds []string `json:"source_kinds,omitempty"`
+	// Expand and IncludeRejected default to true when nil.
+	Expand          *bool `json:"expand,omitempty"`
+	IncludeRejected *bool `json:"include_rejected,omitempty"`
+	// ExcludeUntrusted leaves the documents whose tier in force is
+	// untrusted-external (unknown stamps and orphaned documents included)
+	// out of all three blocks, so that a turn that needs tools can ask for
+	// grounding that allows them.
+	ExcludeUntrusted bool `json:"exclude_untrusted,omitempty"`
+	// RequestID is carried into the firewall log.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// RetrieveResponse is a retrieval answer. The verdict covers every
+// document of the three blocks.
+type RetrieveResponse struct {
+	Primary  []ServedChunk `json:"primary"`
+	Expanded []ServedChunk `json:"expanded"`
+	Rejected []ServedChunk `json:"rejected"`
+	// Verdict is never nil in an answer the server made. A client leaves
+	// it nil when the answer carried none, or one with fields it does not
+	// know; a nil verdict allows no tools (retrieval/client's gate).
+	Verdict *Verdict `json:"verdict"`
+	// ExcludedUntrustedDocuments counts the distinct untrusted documents
+	// that exclude_untrusted left out of the blocks they would have been in.
+	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
+	// RequestID is the caller's id (request_id or X-Request-Id) or one made
+	// up for the call; the firewall log line carries the same id.
+	RequestID string `json:"request_id"`
+}
+
+// ServedChunk is one chunk of an answer. Fenced is the only field meant
+// for a prompt; Text is for display. (Chunk is the stored form.)
+//
+// Score means, per block: primary, the reciprocal-rank-fusion score of the
+// full-text and vector rankings; expanded and rejected, the cosine
+// similarity of the chunk's vector to the query's.
+type ServedChunk struct {
+	ChunkID      string `json:"chunk_id"`
+	DocumentID   string `json:"document_id"`
+	Installation string `json:"installation"`
+	SourceKind   string `json:"source_kind"`
+	URI          string `json:"uri"`
+	Title        string `json:"title"`
+	// Tier is the document's tier in force: the most restrictive of its
+	// stored stamp and its installation's current declaration,
+	// untrusted-external for an unknown stamp or an orphaned document.
+	Tier   string  `json:"tier"`
+	Score  float64 `json:"score"`
+	Fenced string  `json:"fenced"`
+	Text   string  `json:"text"`
+	// Via is the relation an expanded chunk came through: a stored link
+	// relation ("thread", "reply", "parent", "xref", "link", ...),
+	// ViaAdjacent or ViaSibling.
+	Via         string   `json:"via,omitempty"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+}
+
+// Relations an expanded chunk can come through besides the stored link
+// relations.
+const (
+	ViaAdjacent = "adjacent" // the chunk before or after a primary chunk
+	ViaSibling  = "sibling"  // another child of a primary document's parent
+)
+
+// ProvenanceReport is the corpus report over not-deleted documents: how
+// much of the corpus was written outside the organisation, beside whether
+// that can drive a tool call (the firewall mode). Tiers,
+// ExternallyAuthored and each installation's breakdown count tiers in
+// force; Declared and Undeclared count the stored stamps, since "100%
+// trusted with 0 declared" has not been assessed. Orphaned counts the
+// documents whose installation is no longer configured (or is configured
+// with another connector kind): they count as untrusted-external. Package
+// provenance computes it (Declarations.Report).
+type ProvenanceReport struct {
+	Total                 int                  `json:"total"`
+	Declared              int                  `json:"declared"`
+	Undeclared            int                  `json:"undeclared"`
+	Orphaned              int                  `json:"orphaned"`
+	ExternallyAuthored    int                  `json:"externally_authored"`
+	ExternallyAuthoredPct float64              `json:"externally_authored_pct"`
+	Tiers                 []TierShare          `json:"tiers"`
+	Installations         []InstallationReport `json:"installations"`
+	Policy                ReportPolicy         `json:"policy"`
+}
+
+// TierShare is one tier's count and share of the total.
+type TierShare struct {
+	Tier  string  `json:"tier"`
+	Count int     `json:"count"`
+	Pct   float64 `json:"pct"`
+}
+
+// InstallationReport is one installation's line of the report. Tiers breaks
+// its documents down by tier in force: an installation whose connector
+// restricts some items (a public repo's strangers), or whose tier_by rules
+// trust some (its maintainers), shows both.
+type InstallationReport struct {
+	ID        string      `json:"id"`
+	Kind      string      `json:"kind"`
+	Tier      string      `json:"tier"`
+	Documents int         `json:"documents"`
+	Tiers     []TierShare `json:"tiers"`
+}
+
+// ReportPolicy is the firewall setting the counts are to be read beside.
+type ReportPolicy struct {
+	FirewallMode string `json:"firewall_mode"`
+}
