@@ -30,7 +30,9 @@ var rooms = []struct {
 	{"jobs", []string{"", "internal/clock"}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
 	{"connectors", []string{"", "provenance"}, nil},
-	{"connectors/connectortest", []string{"", "pipeline"}, nil},
+	// The conformance cases run each ability through the code that uses it:
+	// a webhook flavour through the real intake.
+	{"connectors/connectortest", []string{"", "pipeline", "connectors", "connectors/webhook"}, nil},
 	{"connectors/", []string{"", "connectors", "connectors/", "provenance", "internal/clock"}, nil},
 	{"store/sqlite", []string{"", "store/sqlite/", "internal/clock"}, nil},
 	{"store/postgres", []string{"", "internal/clock"}, nil},
