@@ -69,9 +69,6 @@ type Options struct {
 	// an interval may go without a successful pass before it is stale;
 	// default DefaultStaleIntervals.
 	StaleIntervals int
-	// Registerer, when set, receives the monitor's metrics (see
-	// Collector); nil leaves them unregistered.
-	Registerer prometheus.Registerer
 	// Logger receives a scrape's store failure; default discards.
 	Logger *slog.Logger
 }
@@ -79,20 +76,19 @@ type Options struct {
 // Monitor records sync passes and reports the installations' state. It
 // is safe for concurrent use.
 type Monitor struct {
-	store   Store
-	insts   []ingestd.Installation
-	now     func() time.Time
-	next    func(ingestd.Installation, time.Time) time.Time
-	keep    int
-	failed  int
-	stale   int
-	log     *slog.Logger
-	passes  *prometheus.CounterVec
-	scraped collector
+	store  Store
+	insts  []ingestd.Installation
+	now    func() time.Time
+	next   func(ingestd.Installation, time.Time) time.Time
+	keep   int
+	failed int
+	stale  int
+	log    *slog.Logger
+	passes *prometheus.CounterVec
 }
 
-// New returns a Monitor. It fails when Store is missing, a bound is
-// negative, or its metrics cannot be registered.
+// New returns a Monitor. It fails when Store is missing or a bound is
+// negative.
 func New(o Options) (*Monitor, error) {
 	if o.Store == nil {
 		return nil, fmt.Errorf("health: a store is required")
@@ -115,14 +111,14 @@ func New(o Options) (*Monitor, error) {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
-	m.scraped = collector{m}
-	if o.Registerer != nil {
-		if err := o.Registerer.Register(m.scraped); err != nil {
-			return nil, fmt.Errorf("health: register metrics: %w", err)
-		}
-	}
 	return m, nil
 }
+
+// Collector returns the monitor's metrics: the passes this process
+// recorded, counted by installation, trigger and result, and — read from
+// the history at each scrape — every configured installation's last
+// success, last pass, failures in a row and health.
+func (m *Monitor) Collector() prometheus.Collector { return collector{m} }
 
 func orDefault(v, def int) int {
 	if v == 0 {

@@ -205,8 +205,9 @@ func TestMetrics(t *testing.T) {
 		{ID: "handbook", Kind: "files", Tier: ingestd.TierTrustedInternal, Interval: time.Hour},
 		{ID: "hooks", Kind: "webhook", Tier: ingestd.TierUntrustedExternal},
 	}
-	mustMonitor(t, health.Options{Installations: insts, Registerer: reg},
+	m := mustMonitor(t, health.Options{Installations: insts},
 		pass("handbook", 3*time.Minute, ""), pass("support", 2*time.Minute, "login refused"), pass("support", time.Minute, "login refused"))
+	reg.MustRegister(m.Collector())
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -225,14 +226,14 @@ func TestMetrics(t *testing.T) {
 		`ingestd_sync_history_up{}`: 1,
 		`ingestd_sync_passes_total{installation="support",result="failed",trigger="schedule"}`: 2,
 		`ingestd_sync_passes_total{installation="handbook",result="ok",trigger="schedule"}`:    1,
-		`ingestd_sync_last_success_timestamp_seconds{installation="handbook"}`:                  float64(now.Add(-3*time.Minute + time.Second).Unix()),
-		`ingestd_sync_last_pass_timestamp_seconds{installation="support"}`:                      float64(now.Add(-time.Minute + time.Second).Unix()),
-		`ingestd_sync_consecutive_failures{installation="support"}`:                             2,
-		`ingestd_sync_consecutive_failures{installation="handbook"}`:                            0,
+		`ingestd_sync_last_success_timestamp_seconds{installation="handbook"}`:                 float64(now.Add(-3*time.Minute + time.Second).Unix()),
+		`ingestd_sync_last_pass_timestamp_seconds{installation="support"}`:                     float64(now.Add(-time.Minute + time.Second).Unix()),
+		`ingestd_sync_consecutive_failures{installation="support"}`:                            2,
+		`ingestd_sync_consecutive_failures{installation="handbook"}`:                           0,
 		`ingestd_installation_health{installation="support",status="failing"}`:                 1,
 		`ingestd_installation_health{installation="support",status="ok"}`:                      0,
-		`ingestd_installation_health{installation="handbook",status="ok"}`:                      1,
-		`ingestd_installation_health{installation="hooks",status="pending"}`:                    1,
+		`ingestd_installation_health{installation="handbook",status="ok"}`:                     1,
+		`ingestd_installation_health{installation="hooks",status="pending"}`:                   1,
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)

@@ -21,6 +21,8 @@ import (
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/health"
+	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -56,9 +58,12 @@ type app struct {
 	pg       *postgres.Store
 	embedder *embedder.Cached
 	pipe     *pipeline.Pipeline
-	insts    map[string]ingestd.Installation
-	order    []string
-	sources  map[string]connectors.Connector // each installation's source and abilities
+	// health records sync passes in the store's history and reports
+	// each installation's state from it.
+	health  *health.Monitor
+	insts   map[string]ingestd.Installation
+	order   []string
+	sources map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
 	// lock, when held, is the data_dir lock (see lockFile).
@@ -144,6 +149,21 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 			}
 		},
 		Logger: a.log,
+	})
+	if err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	a.health, err = health.New(health.Options{
+		Store:         a.store,
+		Installations: a.installations(),
+		Next: func(inst ingestd.Installation, now time.Time) time.Time {
+			return jobs.NextScheduled(inst.Interval, now)
+		},
+		Keep:           cfg.Health.KeepPasses,
+		FailedPasses:   cfg.Health.FailedPasses,
+		StaleIntervals: cfg.Health.StaleIntervals,
+		Logger:         a.log,
 	})
 	if err != nil {
 		a.store.Close()
