@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Triggers say what started a sync pass (Job.Trigger, SyncRun.Trigger).
+// Triggers say what started a sync pass (Job.Trigger, SyncRun.Trigger). A
+// job that names none of them (queued by an older version) is recorded
+// as "unknown".
 const (
 	TriggerSchedule = "schedule" // the installation's interval came round
 	TriggerManual   = "manual"   // `ingestd sync`, run in the foreground
