@@ -58,16 +58,17 @@ type app struct {
 	pg       *postgres.Store
 	embedder *embedder.Cached
 	pipe     *pipeline.Pipeline
-	// health records sync passes in the store's history and reports
-	// each installation's state from it.
-	health  *health.Monitor
-	insts   map[string]ingestd.Installation
-	order   []string
-	sources map[string]connectors.Connector // each installation's source and abilities
+	insts    map[string]ingestd.Installation
+	order    []string
+	sources  map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
 	// lock, when held, is the data_dir lock (see lockFile).
 	lock *dirLock
+
+	// health records sync passes in the store's history and reports
+	// each installation's state from it.
+	health *health.Monitor
 }
 
 // appOption changes how openApp opens the app.
