@@ -47,13 +47,14 @@ type Summary struct {
 	Failures  []Failure      `json:"failures,omitempty"`
 	// Skips lists the first MaxListedSkips skipped items with their
 	// reason; SkippedBy counts them all.
-	Skips    []Failure `json:"skips,omitempty"`
-	Complete bool      `json:"complete"`
-	// Cursors summarises the sync cursors the pass wrote, in the order
-	// first written (see cursorSummary); empty when it wrote none.
-	Cursors   string        `json:"cursors,omitempty"`
-	StartedAt time.Time     `json:"started_at"`
-	Duration  time.Duration `json:"duration_ns"`
+	Skips    []Failure     `json:"skips,omitempty"`
+	Complete bool          `json:"complete"`
+	Duration time.Duration `json:"duration_ns"`
+	// StartedAt is when the pass began. Cursors summarises the sync
+	// cursors it wrote, in the order first written, values shortened;
+	// empty when it wrote none.
+	StartedAt time.Time `json:"started_at"`
+	Cursors   string    `json:"cursors,omitempty"`
 }
 
 // MaxListedSkips bounds Summary.Skips: one message with 10,000
