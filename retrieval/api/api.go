@@ -35,12 +35,7 @@ import (
 // Scopes a token can hold.
 const (
 	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	// ScopeAdmin covers reject, delete, sync, add URLs, dead letters, and
-	// the installations' sync history and health (GET /v1/installations,
-	// /v1/installations/{id}/runs, the InstallationService): a pass's
-	// error names hosts, accounts and paths. /metrics carries the health
-	// per installation without them.
-	ScopeAdmin = "admin"
+	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters, sync history (its errors name hosts, accounts, paths)
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
