@@ -28,6 +28,7 @@ var rooms = []struct {
 	{"firewall", []string{"", "provenance"}, nil},
 	{"embedder", []string{"", "internal/clock"}, nil},
 	{"jobs", []string{"", "internal/clock"}, nil},
+	{"health", []string{""}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
 	{"connectors", []string{"", "provenance"}, nil},
 	// The conformance cases run each ability through the code that uses it:

@@ -10,8 +10,9 @@ import "context"
 // one as a decorator at the edge.
 type Retriever interface {
 	// Retrieve answers r. Returns EINVALID for an empty query, one longer
-	// than MaxQueryBytes, a top_k outside 1..MaxTopK or an unknown tier
-	// filter; EUNAVAILABLE when the store, the embedder or the server
+	// than MaxQueryBytes, a top_k outside 1..MaxTopK, an unknown tier
+	// filter or an installation filter naming one that is not configured
+	// (the message names those that are); EUNAVAILABLE when the store, the embedder or the server
 	// cannot be reached; EUNAUTHORIZED or EFORBIDDEN when a server refuses
 	// the caller's token.
 	Retrieve(ctx context.Context, r RetrieveRequest) (*RetrieveResponse, error)

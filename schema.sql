@@ -71,6 +71,30 @@ CREATE TABLE cursors (
 	PRIMARY KEY (installation, key)
 );
 
+-- The history of sync passes (RunStore): the newest passes of each
+-- installation and its newest successful one. failed_in_row counts the
+-- failed passes in a row up to this one.
+CREATE TABLE sync_runs (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	installation  TEXT NOT NULL,
+	triggered_by  TEXT NOT NULL,
+	started_at    TEXT NOT NULL,
+	duration_ns   INTEGER NOT NULL DEFAULT 0,
+	seen          INTEGER NOT NULL DEFAULT 0,
+	added         INTEGER NOT NULL DEFAULT 0,
+	changed       INTEGER NOT NULL DEFAULT 0,
+	unchanged     INTEGER NOT NULL DEFAULT 0,
+	deleted       INTEGER NOT NULL DEFAULT 0,
+	failed        INTEGER NOT NULL DEFAULT 0,
+	skipped       INTEGER NOT NULL DEFAULT 0,
+	queued        INTEGER NOT NULL DEFAULT 0,
+	complete      INTEGER NOT NULL DEFAULT 0,
+	cursors       TEXT NOT NULL DEFAULT '',
+	error         TEXT NOT NULL DEFAULT '',
+	failed_in_row INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sync_runs_installation ON sync_runs (installation, id);
+
 CREATE TABLE embedding_cache (
 	embedder_id TEXT NOT NULL,
 	text_hash   TEXT NOT NULL,

@@ -70,6 +70,9 @@ type Job struct {
 	// replayed or late delivery cannot roll a document back or bring a
 	// tombstone back to life. Sync passes leave it zero.
 	At time.Time `json:"at,omitzero"`
+	// Trigger is what queued a sync job (one of Triggers), for the
+	// pass's record; a label, never a reason to do anything.
+	Trigger string `json:"trigger,omitempty"`
 }
 
 // Job kinds.

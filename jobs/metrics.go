@@ -18,7 +18,10 @@ const (
 )
 
 // metrics are the series a queue's workers count. Every process of a
-// deployment exports them for itself: sum them over processes.
+// deployment exports them for itself: sum them over processes. How the
+// sync passes went (last success, failures, health) is not counted here
+// but read from the sync-pass history, which every process shares
+// (package health).
 type metrics struct {
 	// refused counts jobs workers refused, by reason.
 	refused *prometheus.CounterVec
@@ -26,9 +29,6 @@ type metrics struct {
 	processed *prometheus.CounterVec
 	// duration is how long the handler ran, by kind.
 	duration *prometheus.HistogramVec
-	// lastSync is when a sync pass of the installation last succeeded
-	// in this process (Unix seconds).
-	lastSync *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -46,10 +46,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "How long this worker's handler ran a job, by kind (a sync job lists its source and queues item jobs; an item job chunks, embeds and stores one document).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"kind"}),
-		lastSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "ingestd_sync_last_success_timestamp_seconds",
-			Help: "When a sync pass of the installation last succeeded in this worker (Unix time); take the max over workers.",
-		}, []string{"installation"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -62,9 +58,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.duration, err = register(reg, m.duration); err != nil {
-		return nil, err
-	}
-	if m.lastSync, err = register(reg, m.lastSync); err != nil {
 		return nil, err
 	}
 	return m, nil

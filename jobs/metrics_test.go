@@ -109,12 +109,6 @@ func TestMetrics(t *testing.T) {
 	if got, _ := gauge(t, reg, "ingestd_jobs_duration_seconds", "kind", "item"); got != 3 {
 		t.Errorf("ingestd_jobs_duration_seconds{kind=item} counts %v jobs, want 3", got)
 	}
-	if got, want := func() float64 {
-		v, _ := gauge(t, reg, "ingestd_sync_last_success_timestamp_seconds", "installation", "handbook")
-		return v
-	}(), float64(now.Unix()); got != want {
-		t.Errorf("ingestd_sync_last_success_timestamp_seconds = %v, want %v", got, want)
-	}
 
 	// A scrape when JetStream does not answer says so instead of failing.
 	e.Shutdown()

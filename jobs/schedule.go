@@ -26,6 +26,18 @@ func bucketStart(t time.Time, interval time.Duration) time.Time {
 	return time.Unix(u-u%secs, 0).UTC()
 }
 
+// NextScheduled is when the scheduler queues the next pass of an
+// installation synced every interval, after now: the start of the next
+// interval bucket (intervals are counted in whole seconds, at least one).
+// Zero for an interval of 0, which is never scheduled.
+func NextScheduled(interval time.Duration, now time.Time) time.Time {
+	if interval <= 0 {
+		return time.Time{}
+	}
+	iv := max(interval.Truncate(time.Second), time.Second)
+	return bucketStart(now, iv).Add(iv)
+}
+
 // ScheduleOnce queues the sync pass that is due at now for each
 // installation with an Interval, unless that bucket was queued already.
 // It returns how many jobs it queued (a publish the server dropped as a
@@ -58,7 +70,7 @@ func (q *Queue) ScheduleOnce(ctx context.Context, insts []ingestd.Installation, 
 		} else if last >= b.Unix() {
 			continue
 		}
-		dup, err := q.publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: inst.ID}, SyncMsgID(inst.ID, b))
+		dup, err := q.publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: inst.ID, Trigger: ingestd.TriggerSchedule}, SyncMsgID(inst.ID, b))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -130,8 +142,7 @@ func (q *Queue) Schedule(ctx context.Context, insts []ingestd.Installation, now 
 			if inst.Interval <= 0 {
 				continue
 			}
-			iv := max(inst.Interval.Truncate(time.Second), time.Second)
-			d := bucketStart(t, iv).Add(iv).Sub(t)
+			d := NextScheduled(inst.Interval, t).Sub(t)
 			if next == 0 || d < next {
 				next = d
 			}

@@ -242,9 +242,6 @@ func (w *worker) settle(msg jetstream.Msg, md *jetstream.MsgMetadata, job ingest
 	switch {
 	case err == nil:
 		count(ResultOK)
-		if job.Kind == ingestd.JobSync {
-			q.m.lastSync.WithLabelValues(job.Installation).Set(float64(q.o.Now().Unix()))
-		}
 		if aerr := msg.Ack(); aerr != nil {
 			// The job is done; the server redelivers it and the pipeline
 			// finds it unchanged.

@@ -50,6 +50,11 @@ type Summary struct {
 	Skips    []Failure     `json:"skips,omitempty"`
 	Complete bool          `json:"complete"`
 	Duration time.Duration `json:"duration_ns"`
+	// StartedAt is when the pass began. Cursors summarises the sync
+	// cursors it wrote, in the order first written, values shortened;
+	// empty when it wrote none.
+	StartedAt time.Time `json:"started_at"`
+	Cursors   string    `json:"cursors,omitempty"`
 }
 
 // MaxListedSkips bounds Summary.Skips: one message with 10,000
@@ -136,8 +141,7 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 	}
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	ps.sum.Complete = ps.complete && err == nil
-	ps.sum.Duration = p.now().Sub(start)
+	ps.end(start, err)
 	p.log.Info("sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
 		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "skipped", ps.sum.Skipped,
 		"expected", ps.sum.Expected, "error", errString(err))
@@ -159,6 +163,7 @@ type pass struct {
 	sum      Summary
 	listed   map[string]bool // external ids Put, Failed or Skipped: kept by reconcile
 	complete bool
+	cursors  cursorLog
 }
 
 var _ ingestd.Pass = (*pass)(nil)
@@ -227,7 +232,13 @@ func (ps *pass) Cursor(ctx context.Context, key string) (string, error) {
 }
 
 func (ps *pass) SetCursor(ctx context.Context, key, value string) error {
-	return ps.p.store.SetCursor(ctx, ps.inst.ID, key, value)
+	if err := ps.p.store.SetCursor(ctx, ps.inst.ID, key, value); err != nil {
+		return err
+	}
+	ps.mu.Lock()
+	ps.cursors.set(key, value)
+	ps.mu.Unlock()
+	return nil
 }
 
 func (ps *pass) Total(n int) {
@@ -290,6 +301,15 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 		}
 		ps.prog.Step(externalID, o, err)
 	}
+}
+
+// end completes the summary of a pass that started at start and ended
+// with err. The caller holds ps.mu.
+func (ps *pass) end(start time.Time, err error) {
+	ps.sum.Complete = ps.complete && err == nil
+	ps.sum.StartedAt = start
+	ps.sum.Duration = ps.p.now().Sub(start)
+	ps.sum.Cursors = ps.cursors.summary()
 }
 
 // checkSum logs a summary that does not add up: a bug in this package,

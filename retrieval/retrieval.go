@@ -96,6 +96,7 @@ type Service struct {
 	embedder ingestd.Embedder
 	mode     string
 	decl     *provenance.Declarations
+	insts    []string // the configured installations' ids, in order
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -120,6 +121,7 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, embedder: o.Embedder, mode: mode,
 		decl:   provenance.Declare(o.Installations),
+		insts:  installationIDs(o.Installations),
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -225,6 +227,9 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 		}
 	}
 	insts, kinds := nonEmpty(r.Installations), nonEmpty(r.SourceKinds)
+	if err := s.checkInstallations(insts); err != nil {
+		return nil, err
+	}
 	p.asked = s.scope(insts, kinds, tiers)
 	p.served = p.asked
 	if p.exclude {
@@ -242,6 +247,30 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 	return p, nil
 }
 
+// checkInstallations refuses a filter that names an installation that is
+// not configured: a typo would otherwise read as an installation with
+// nothing relevant in it.
+func (s *Service) checkInstallations(ids []string) error {
+	for _, id := range ids {
+		if slices.Contains(s.insts, id) {
+			continue
+		}
+		if len(s.insts) == 0 {
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q is not configured (none is)", id)
+		}
+		return ingestd.Errorf(ingestd.EINVALID, "installation %q is not configured (configured: %s)", id, strings.Join(s.insts, ", "))
+	}
+	return nil
+}
+
+func installationIDs(insts []ingestd.Installation) []string {
+	ids := make([]string, len(insts))
+	for i, inst := range insts {
+		ids[i] = inst.ID
+	}
+	return ids
+}
+
 func nonEmpty(in []string) []string {
 	var out []string
 	for _, s := range in {
@@ -253,8 +282,9 @@ func nonEmpty(in []string) []string {
 }
 
 // Retrieve answers r. It returns EINVALID for an empty or overlong query, a
-// top_k outside 1..100 and an unknown tier filter; store and embedder errors
-// pass through. Every served chunk's Fenced is the store's, fenced at
+// top_k outside 1..100, an unknown tier filter and an installation filter
+// naming one that is not configured; store and embedder errors pass
+// through. Every served chunk's Fenced is the store's, fenced at
 // ingest. A turn the verdict blocks is logged.
 func (s *Service) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ingestd.RetrieveResponse, error) {
 	p, err := s.plan(r)

@@ -381,6 +381,9 @@ func TestRequestValidation(t *testing.T) {
 		{name: "top_k max", req: ingestd.RetrieveRequest{Query: "refund", TopK: 100}},
 		{name: "unknown tier filter", req: ingestd.RetrieveRequest{Query: "refund", Tiers: []string{"partner-beta"}}, wantErr: `tier "partner-beta" is not one of`},
 		{name: "long query", req: ingestd.RetrieveRequest{Query: strings.Repeat("a", ingestd.MaxQueryBytes+1)}, wantErr: "at most 4096"},
+		{name: "configured installations", req: ingestd.RetrieveRequest{Query: "refund", Installations: []string{"support", " handbook "}}},
+		{name: "an installation that is not configured", req: ingestd.RetrieveRequest{Query: "refund", Installations: []string{"support", "suport"}},
+			wantErr: `installation "suport" is not configured (configured: handbook, support`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

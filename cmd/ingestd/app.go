@@ -21,6 +21,8 @@ import (
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/health"
+	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -63,6 +65,10 @@ type app struct {
 	stored func(ctx context.Context, doc *ingestd.Document)
 	// lock, when held, is the data_dir lock (see lockFile).
 	lock *dirLock
+
+	// health records sync passes in the store's history and reports
+	// each installation's state from it.
+	health *health.Monitor
 }
 
 // appOption changes how openApp opens the app.
@@ -144,6 +150,21 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 			}
 		},
 		Logger: a.log,
+	})
+	if err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	a.health, err = health.New(health.Options{
+		Store:         a.store,
+		Installations: a.installations(),
+		Next: func(inst ingestd.Installation, now time.Time) time.Time {
+			return jobs.NextScheduled(inst.Interval, now)
+		},
+		Keep:           cfg.Health.KeepPasses,
+		FailedPasses:   cfg.Health.FailedPasses,
+		StaleIntervals: cfg.Health.StaleIntervals,
+		Logger:         a.log,
 	})
 	if err != nil {
 		a.store.Close()

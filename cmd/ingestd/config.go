@@ -35,6 +35,7 @@ type Config struct {
 	TLS           TLSConfig            `yaml:"tls"`
 	Chunking      ChunkingConfig       `yaml:"chunking"`
 	Log           LogConfig            `yaml:"log"`
+	Health        HealthConfig         `yaml:"health"`
 	Installations []InstallationConfig `yaml:"installations"`
 
 	path       string         // the file it came from
@@ -170,6 +171,14 @@ type ChunkingConfig struct {
 type LogConfig struct {
 	Format string `yaml:"format"` // text (default on a terminal) | json
 	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+}
+
+// HealthConfig bounds the sync-pass history and says when an
+// installation needs a person (package health); 0 means the default.
+type HealthConfig struct {
+	KeepPasses     int `yaml:"keep_passes"`     // passes kept per installation (100), and its newest success
+	FailedPasses   int `yaml:"failed_passes"`   // failed passes in a row that make it failing (1)
+	StaleIntervals int `yaml:"stale_intervals"` // intervals without a success that make it stale (3)
 }
 
 // InstallationConfig is one installation: common keys plus the block named
@@ -454,6 +463,9 @@ func (c *Config) validate(doc *yaml.Node) error {
 	}
 	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
 		return &configError{path: c.path, line: line("tls"), msg: "tls: cert and key go together"}
+	}
+	if h := c.Health; h.KeepPasses < 0 || h.FailedPasses < 0 || h.StaleIntervals < 0 {
+		return &configError{path: c.path, line: line("health"), msg: "health: keep_passes, failed_passes and stale_intervals count passes and intervals: none may be negative"}
 	}
 	switch c.Log.Format {
 	case "", "text", "json":

@@ -136,19 +136,23 @@ func (jq *jobQueue) ready() error {
 	return nil
 }
 
-// queueSync publishes a sync pass of the installation now. Requests within
-// the same second are one job.
-func (a *app) queueSync(ctx context.Context, q *jobs.Queue, id string) error {
+// queueSync publishes a sync pass of the installation now, started by
+// trigger (one of ingestd.Triggers). Requests within the same second are
+// one job.
+func (a *app) queueSync(ctx context.Context, q *jobs.Queue, id, trigger string) error {
 	if _, _, err := a.Installation(id); err != nil {
 		return err
 	}
 	msgID := "sync:" + id + ":manual:" + strconv.FormatInt(time.Now().Unix(), 10)
-	return q.Publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: id}, msgID)
+	return q.Publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: id, Trigger: trigger}, msgID)
 }
 
 // jobHandler runs one job in a worker. A sync job fans out: it publishes
 // one item job per new or changed document, so every worker shares the
-// pass; item and delete jobs go to the pipeline.
+// pass; item and delete jobs go to the pipeline. Every sync pass is
+// recorded in the history, a failed one with its error: one that fails
+// for good (EINVALID, a refused login) is then dead-lettered, and the
+// history is where its failure shows.
 func (a *app) jobHandler(q *jobs.Queue) jobs.Handler {
 	return func(ctx context.Context, job ingestd.Job) error {
 		if job.Kind != ingestd.JobSync {
@@ -158,7 +162,8 @@ func (a *app) jobHandler(q *jobs.Queue) jobs.Handler {
 		if err != nil {
 			return err
 		}
-		_, err = a.pipe.SyncDispatch(ctx, inst, src, nil, q.Publish)
+		sum, err := a.pipe.SyncDispatch(ctx, inst, src, nil, q.Publish)
+		a.recordPass(ctx, sum, job.Trigger, err)
 		return err
 	}
 }

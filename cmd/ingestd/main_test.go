@@ -165,6 +165,16 @@ func TestConfigErrors(t *testing.T) {
 			want: []string{"ingestd.yaml:3:", "declared twice"},
 		},
 		{
+			name: "negative health bound",
+			body: "data_dir: ./d\nhealth: {keep_passes: -1}\n",
+			want: []string{"ingestd.yaml:2:", "health: keep_passes", "none may be negative"},
+		},
+		{
+			name: "unknown health key",
+			body: "health: {keep_runs: 10}\n",
+			want: []string{"ingestd.yaml:1:", `unknown key "keep_runs"`, "keep_passes"},
+		},
+		{
 			name: "bad firewall mode",
 			body: "firewall: {mode: audit}\n",
 			want: []string{"ingestd.yaml:1:", "enforce"},

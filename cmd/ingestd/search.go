@@ -51,6 +51,11 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		Expand:           &expand,
 		ExcludeUntrusted: *exclude,
 	})
+	if ingestd.ErrorCode(err) == ingestd.EINVALID {
+		// The request came from the command line: an installation that is
+		// not configured, a --top-k out of range.
+		return &usageError{cmd: "search", msg: ingestd.ErrorMessage(err)}
+	}
 	if err != nil {
 		return err
 	}

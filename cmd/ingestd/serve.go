@@ -78,6 +78,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// How each installation's syncs go, read from the pass history at
+	// each scrape; readiness stays about serving.
+	if err := reg.Register(a.health.Collector()); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
 
 	// The API answers before the job stream does: retrieval needs only the
 	// store, /healthz is 200 at once, and until the queue is open /readyz
@@ -103,12 +108,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			return a.queueSync(ctx, jq.Queue, id)
+			return a.queueSync(ctx, jq.Queue, id, ingestd.TriggerAPI)
 		},
 		AddURL:   a.addURL,
 		Webhooks: hooks,
 
-		DeadLetters: gatedDeadLetters{&gate},
+		DeadLetters:   gatedDeadLetters{&gate},
+		Installations: a.health,
 	})
 	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
 	if err != nil {
@@ -348,7 +354,7 @@ func (a *app) watch(ctx context.Context, wg *sync.WaitGroup, q *jobs.Queue) {
 		go func() {
 			defer wg.Done()
 			err := w.Watch(ctx, func() {
-				if err := a.queueSync(ctx, q, id); err != nil && ctx.Err() == nil {
+				if err := a.queueSync(ctx, q, id, ingestd.TriggerWatch); err != nil && ctx.Err() == nil {
 					a.log.Warn("watch.queue_failed", "installation", id, "error", err.Error())
 				}
 			})

@@ -43,6 +43,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	_, before := a.embedder.Stats()
 	sum, err := a.pipe.Sync(ctx, inst, src, prog)
 	prog.done()
+	a.recordPass(ctx, sum, ingestd.TriggerManual, err)
 	// The pipeline says which pass failed; the command line said it already.
 	err = trimContext(err, "sync "+inst.ID+": ")
 	if a.maint != nil && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
@@ -179,7 +180,7 @@ func (a *app) queueSyncNow(ctx context.Context, e *env, id string) error {
 		return nil
 	}
 	defer jq.Close()
-	if err := a.queueSync(ctx, jq.Queue, id); err != nil {
+	if err := a.queueSync(ctx, jq.Queue, id, ingestd.TriggerQueue); err != nil {
 		return err
 	}
 	if jq.emb != nil {

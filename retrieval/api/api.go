@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -34,7 +35,7 @@ import (
 // Scopes a token can hold.
 const (
 	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters
+	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters, sync history (its errors name hosts, accounts, paths)
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -91,6 +92,9 @@ type Options struct {
 	Webhooks http.Handler
 	// DeadLetters, when set, serves the dead-letter routes (admin scope).
 	DeadLetters DeadLetters
+	// Installations serves the installations' sync history and health
+	// (admin scope); nil answers those routes with EUNAVAILABLE.
+	Installations Installations
 }
 
 type server struct {
@@ -140,7 +144,9 @@ func New(o Options) http.Handler {
 	}
 	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
 	mount(p, h, ScopeRetrieve)
-	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, grpchealth.HealthV1ServiceName)
+	p, h = ingestdv1connect.NewInstallationServiceHandler(&installationService{insts: o.Installations}, copts...)
+	mount(p, h, ScopeAdmin)
+	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName, grpchealth.HealthV1ServiceName)
 	p, h = grpcreflect.NewHandlerV1(reflector)
 	mount(p, h, ScopeRetrieve)
 	p, h = grpcreflect.NewHandlerV1Alpha(reflector)
@@ -155,6 +161,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	s.mountDLQ(mux, o.DeadLetters)
+	s.mountInstallations(mux, o.Installations)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -167,9 +174,38 @@ func New(o Options) http.Handler {
 		mux.Handle(g.webhook, http.MaxBytesHandler(o.Webhooks, MaxWebhookBodyBytes))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: errorDetail{Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s is not a method of %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))}})
+			return
+		}
 		writeError(w, ingestd.Errorf(ingestd.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	return g
+}
+
+// routeMethods are the methods the REST routes use, in the order an Allow
+// header lists them.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods lists the methods that have a route for r's path, when
+// r's own method has none: the Allow header of a 405. It is empty for a
+// path no route serves (404) and for a request that has its route. The
+// catch-all pattern "/" is no route: it answers 404 and 405 themselves.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			if m == r.Method {
+				return nil
+			}
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // protect limits the body and, when tokens are configured and scope is
@@ -341,8 +377,10 @@ func decodeJSON(body io.Reader, v any) error {
 			return ingestd.Errorf(ingestd.EINVALID, "request body is not valid JSON: it ends early")
 		case errors.As(err, &syntax):
 			return ingestd.Errorf(ingestd.EINVALID, "request body is not valid JSON at byte %d", syntax.Offset)
+		case errors.As(err, &typ) && typ.Field == "":
+			return ingestd.Errorf(ingestd.EINVALID, "request body must be a JSON object, not %s", jsonArticle(typ.Value))
 		case errors.As(err, &typ):
-			return ingestd.Errorf(ingestd.EINVALID, "request body: field %q must be %s", typ.Field, typ.Type)
+			return ingestd.Errorf(ingestd.EINVALID, "request body: field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), jsonArticle(typ.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return ingestd.Errorf(ingestd.EINVALID, "request body has an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
@@ -353,6 +391,47 @@ func decodeJSON(body io.Reader, v any) error {
 		return ingestd.Errorf(ingestd.EINVALID, "request body has data after the JSON object")
 	}
 	return nil
+}
+
+// jsonKind names, in JSON's words, what a field of Go type t takes: the
+// message is for someone who writes JSON, not Go.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings"
+		}
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// jsonArticle names the JSON value an UnmarshalTypeError's Value
+// describes ("array", "number -1.5", "string", "bool") with its article.
+func jsonArticle(value string) string {
+	switch kind, _, _ := strings.Cut(value, " "); kind {
+	case "array", "object":
+		return "an " + kind
+	case "number", "string":
+		return "a " + kind
+	case "bool":
+		return "true or false"
+	default:
+		return kind
+	}
 }
 
 type errorBody struct {
@@ -411,7 +490,7 @@ type checker struct{ ready func(context.Context) error }
 
 func (c *checker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
 	switch req.Service {
-	case "", ingestdv1connect.RetrievalServiceName:
+	case "", ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName:
 	default:
 		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %q", req.Service))
 	}

@@ -547,9 +547,16 @@ func TestReflection(t *testing.T) {
 	for _, n := range names {
 		got = append(got, string(n))
 	}
-	for _, want := range []string{ingestdv1connect.RetrievalServiceName, grpchealth.HealthV1ServiceName} {
+	for _, want := range []string{ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName, grpchealth.HealthV1ServiceName} {
 		if !slices.Contains(got, want) {
 			t.Errorf("reflection lists %v, lacks %s", got, want)
+		}
+		if want == grpchealth.HealthV1ServiceName {
+			continue
+		}
+		hc := grpchealth.NewClient(e.H2C, e.URL, connect.WithGRPC())
+		if resp, err := hc.Check(t.Context(), &grpchealth.CheckRequest{Service: want}); err != nil || resp.Status != grpchealth.StatusServing {
+			t.Errorf("health of %s: %v, %v", want, resp, err)
 		}
 	}
 	files, err := stream.FileContainingSymbol(ingestdv1connect.RetrievalServiceName)

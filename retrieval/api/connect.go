@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -101,5 +103,29 @@ func (jsonCodec) Unmarshal(b []byte, v any) error {
 	if !ok {
 		return errors.New("json codec: not a proto message")
 	}
+	// Every request message is a JSON object; say so in JSON's words
+	// rather than the parser's ("syntax error (line 1:1): unexpected
+	// token [").
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		return fmt.Errorf("the request must be a JSON object, not %s", jsonValue(t[0]))
+	}
 	return protojson.UnmarshalOptions{}.Unmarshal(b, m)
+}
+
+// jsonValue names the JSON value that starts with c, with its article.
+func jsonValue(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "true or false"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	default:
+		return "valid JSON"
+	}
 }

@@ -40,6 +40,8 @@ import (
 //
 // Webhooks skip rules 2 and 3: servers send them, signed, in the media
 // type their sender chooses; the webhook handler verifies the signature.
+// So does a known path asked with a method it does not take: it gets 405
+// with the methods it does (Allow), whatever its Content-Type.
 type guard struct {
 	next *http.ServeMux
 	// checkHost is rule 1's switch; hosts the listed names, normalised.
@@ -88,6 +90,11 @@ func (g *guard) check(r *http.Request, pattern string) *refusal {
 		return nil
 	}
 	if pattern == g.webhook && g.webhook != "" {
+		return nil
+	}
+	if pattern == "/" && len(allowedMethods(g.next, r)) > 0 {
+		// A known path with a method it does not take is answered 405
+		// with Allow, and reaches no handler that reads or changes data.
 		return nil
 	}
 	if err := g.cop.Check(r); err != nil {

@@ -123,11 +123,14 @@ func routes() []call {
 		{method: "DELETE", path: "/v1/documents/" + id, ctype: json},
 		{method: "POST", path: "/v1/installations/handbook/sync", ctype: json},
 		{method: "POST", path: "/v1/installations/docs/urls", ctype: json, body: `{"url":"https://docs.example.com/"}`},
+		{method: "GET", path: "/v1/installations"},
+		{method: "GET", path: "/v1/installations/support/runs"},
 		{method: "POST", path: "/v1/webhooks/gh-hooks", ctype: json, body: `{}`},
 		{method: "POST", path: "/ingestd.v1.RetrievalService/Retrieve", ctype: json, body: retrieveBody},
 		{method: "POST", path: "/ingestd.v1.RetrievalService/Provenance", ctype: json, body: `{}`},
 		{method: "GET", path: "/ingestd.v1.RetrievalService/Provenance?connect=v1&encoding=json&message=%7B%7D"},
 		{method: "POST", path: "/grpc.health.v1.Health/Check", ctype: json, body: `{}`},
+		{method: "POST", path: "/ingestd.v1.InstallationService/ListInstallations", ctype: json, body: `{}`},
 	}
 }
 
@@ -174,7 +177,9 @@ func TestForeignHostRefusedOnEveryRoute(t *testing.T) {
 // every route, with or without a port.
 func TestLoopbackHostsServed(t *testing.T) {
 	var fx effects
-	e := MustServe(t, ingestd.ModeEnforce, fx.options())
+	o := fx.options()
+	o.Installations = mustHistory(t)
+	e := MustServe(t, ingestd.ModeEnforce, o)
 	port := e.port(t)
 	hosts := []string{
 		"127.0.0.1", "127.0.0.1:" + port, "127.0.0.1.:" + port, "127.9.8.7:" + port,

@@ -58,6 +58,10 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"EmbeddingCache", testEmbeddingCache},
 		{"ChunksToEmbed", testChunksToEmbed},
 		{"PutInstallations", testPutInstallations},
+		{"Runs/RoundTrip", testRunsRoundTrip},
+		{"Runs/Keep", testRunsKeep},
+		{"Runs/Invalid", testRunsInvalid},
+		{"RunStates", testRunStates},
 		{"Ping", testPing},
 	}
 	for _, tt := range tests {
