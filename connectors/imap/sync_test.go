@@ -42,8 +42,8 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	if got, want := len(p.ItemIDs("mail")), 3; got != want {
 		t.Fatalf("%d mails stored, want %d: %v", got, want, p.ItemIDs("mail"))
 	}
-	if p.LastTotal() != 4 { // three messages and an attachment
-		t.Errorf("Total(%d), want 4", p.LastTotal())
+	if p.LastTotal() != 5 { // three messages, a text attachment and a PDF that cannot be read
+		t.Errorf("Total(%d), want 5", p.LastTotal())
 	}
 	if got, want := ts.Fetches(), []string{"1:3"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("FETCH sets %q, want %q", got, want)
@@ -82,7 +82,15 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 		t.Errorf("m3 Links = %+v, want %+v", m3.Links, wantLinks)
 	}
 	if got := m3.Meta["attachments"]; !strings.Contains(got, "scan.pdf (application/pdf") {
-		t.Errorf("binary attachment not listed in Meta: %q", got)
+		t.Errorf("unreadable attachment not listed in Meta: %q", got)
+	}
+	// scan.pdf is "%PDF-1.4" and nothing else: a failed item, and a
+	// defect of its message.
+	if err := p.Fails()["<m3@example.com>#attachment/2/scan.pdf"]; err == nil || !strings.Contains(err.Error(), "extract PDF") {
+		t.Errorf("scan.pdf: failure %v, want the PDF reader's", err)
+	}
+	if got := m3.Meta["defects"]; !strings.Contains(got, `attachment "scan.pdf": `) {
+		t.Errorf("m3 defects %q do not name scan.pdf", got)
 	}
 	child, ok := p.Items()["<m3@example.com>#attachment/1/app.log"]
 	if !ok {
@@ -92,7 +100,7 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 		t.Errorf("child = %+v", child)
 	}
 	if _, ok := p.Items()["<m3@example.com>#attachment/2/scan.pdf"]; ok {
-		t.Error("binary attachment became a child item")
+		t.Error("unreadable attachment became a child item")
 	}
 
 	// Incremental: only the new UIDs are fetched.
