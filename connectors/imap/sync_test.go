@@ -389,3 +389,41 @@ func TestWatcherOnlyWithIdle(t *testing.T) {
 		t.Errorf("abilities = %+v, want none without idle", c)
 	}
 }
+
+// slowPass is a pass whose Put takes a while, as storing a message with
+// large attachments does.
+type slowPass struct {
+	*connectortest.Pass
+	delay time.Duration
+}
+
+func (p slowPass) Put(ctx context.Context, it ingestd.Item) error {
+	time.Sleep(p.delay)
+	return p.Pass.Put(ctx, it)
+}
+
+// TestSync_WorkOnAMessageIsNotServerSilence: reading and storing a
+// message (its documents' extraction, a slow store) may take longer than
+// the command timeout; the server is waiting on us then, so the FETCH
+// goes on on the same connection. Before, the watchdog closed the
+// connection after each slow message and the pass fetched the rest again
+// on a new one.
+func TestSync_WorkOnAMessageIsNotServerSilence(t *testing.T) {
+	ts := MustServer(t)
+	// Messages large enough that the server is still sending the second
+	// while the first is handled.
+	body := strings.Repeat("A line of a long message body.\r\n", 64<<10)
+	ts.MustAppend(t, "INBOX", day, msg("s1@example.com", "One", body), msg("s2@example.com", "Two", body))
+	const timeout = 300 * time.Millisecond
+	src := MustSource(t, ts.Addr, func(c *imapconn.Config) { c.Timeout = timeout })
+	p := newPass()
+	if err := src.Sync(t.Context(), slowPass{Pass: p, delay: 3 * timeout}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(p.ItemIDs("mail")); got != 2 {
+		t.Fatalf("%d mails stored, want 2", got)
+	}
+	if got, want := ts.Fetches(), []string{"1:2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("FETCH sets %q, want one FETCH %q", got, want)
+	}
+}
