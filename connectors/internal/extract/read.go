@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,15 +180,20 @@ func (d *Doc) ItemSections() []ingestd.Section {
 }
 
 // Describe notes in an item's metadata what it says about d: "format"
-// (pdf, docx, odt), "pages" for a PDF, and d's defects, appended to any
-// already under "defects" with "; ".
+// (pdf, docx, odt), "pages" for a PDF, and d's defects — and that it has
+// no text, when it has none — appended to any already under "defects"
+// with "; ".
 func (d *Doc) Describe(meta map[string]string) {
 	meta["format"] = string(d.Format)
 	if d.Format == PDF {
 		meta["pages"] = strconv.Itoa(d.Pages)
 	}
-	if len(d.Defects) > 0 {
-		defects := strings.Join(d.Defects, "; ")
+	all := d.Defects
+	if len(d.ItemSections()) == 0 {
+		all = append(slices.Clip(all), "no text found (a scanned PDF has no text layer; there is no OCR)")
+	}
+	if len(all) > 0 {
+		defects := strings.Join(all, "; ")
 		if have := meta["defects"]; have != "" {
 			defects = have + "; " + defects
 		}

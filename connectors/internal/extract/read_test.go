@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,5 +137,32 @@ func TestConfigCheck(t *testing.T) {
 		if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(err.Error(), tt.key) {
 			t.Errorf("%+v: err = %v, want EINVALID naming %s", tt.c, err, tt.key)
 		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		doc  Doc
+		have string
+		want map[string]string
+	}{
+		{"pdf", Doc{Format: PDF, Pages: 3, Sections: []Section{{Locator: "p. 1", Text: "x"}}, Defects: []string{"p. 2: unreadable"}}, "not UTF-8",
+			map[string]string{"format": "pdf", "pages": "3", "defects": "not UTF-8; p. 2: unreadable"}},
+		{"docx", Doc{Format: DOCX, Sections: []Section{{Text: "x"}}}, "",
+			map[string]string{"format": "docx"}},
+		{"no text", Doc{Format: PDF, Pages: 1, Sections: []Section{{Locator: "p. 1", Text: " \n"}}}, "",
+			map[string]string{"format": "pdf", "pages": "1", "defects": "no text found (a scanned PDF has no text layer; there is no OCR)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			meta := map[string]string{}
+			if tt.have != "" {
+				meta["defects"] = tt.have
+			}
+			tt.doc.Describe(meta)
+			if !maps.Equal(meta, tt.want) {
+				t.Fatalf("meta %v, want %v", meta, tt.want)
+			}
+		})
 	}
 }
