@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,37 @@ func TestSectionsBecomeChunksWithLocators(t *testing.T) {
 	both.ExternalID, both.Text = "both.pdf", "text too"
 	if _, err := f.pipe.Ingest(ctx, handbook, both); ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Fatalf("text and sections: err = %v, want EINVALID", err)
+	}
+}
+
+// TestSectionsTravelInAJob: an item with sections, as a sync pass
+// publishes it for the workers (a JSON job), is stored with its locators.
+func TestSectionsTravelInAJob(t *testing.T) {
+	f := mustPipeline(t)
+	item := ingestd.Item{ExternalID: "notes.odt", Format: ingestd.FormatMarkdown, Sections: []ingestd.Section{
+		{Locator: "", Text: "Before any heading."},
+		{Locator: "Notes > Steps", Text: "## Steps\n\nPress refund."},
+	}}
+	b, err := json.Marshal(ingestd.Job{Kind: ingestd.JobItem, Installation: handbook.ID, Item: &item})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job ingestd.Job
+	if err := json.Unmarshal(b, &job); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pipe.Handle(context.Background(), job, oneInstallation(handbook)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := f.store.DocumentChunks(context.Background(), []string{ingestd.DocumentID(handbook.ID, item.ExternalID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Locator)
+	}
+	if want := []string{"", "Notes > Steps"}; !slices.Equal(got, want) {
+		t.Fatalf("locators %q, want %q", got, want)
 	}
 }
