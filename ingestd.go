@@ -76,6 +76,14 @@ type Item struct {
 	Text       string
 	Meta       map[string]string
 
+	// Sections, when not empty, holds the item's text as its source
+	// divides it — the pages of a PDF, the heading sections of a DOCX —
+	// in place of Text, which must then be empty. The pipeline chunks each
+	// section apart, so no chunk spans two, and every chunk carries its
+	// section's Locator. An item without sections is chunked from Text
+	// and its chunks have no locator.
+	Sections []Section
+
 	// ParentExternalID names the item this one was derived from (an
 	// attachment's mail, a comment's issue). The derived document's tier is
 	// the most restrictive of its own and its parent's, and a "parent" link
@@ -93,6 +101,15 @@ type Item struct {
 	// organisation). It can only restrict: the stamp is the most restrictive
 	// of this and the declared tier, so a connector cannot raise trust.
 	Tier Tier
+}
+
+// Section is a run of an item's text that shares one locator.
+type Section struct {
+	// Locator says where the text is in its source, for a person: "p. 3"
+	// for a PDF page, a heading path "Refunds > Steps" for a section of a
+	// DOCX or ODT; "" for text before a document's first heading.
+	Locator string
+	Text    string
 }
 
 // ItemLink is a link from an item to another item of the same installation.
@@ -134,6 +151,10 @@ type Chunk struct {
 	Embedding   []float32
 	EmbedderID  string
 	Tier        Tier // the document's tier, denormalised for filtering
+	// Locator is where the chunk is in its source document ("p. 3",
+	// "Refunds > Steps"): its section's (Item.Sections); "" for a
+	// document without sections.
+	Locator string
 }
 
 // Link is a directed relation between two stored documents.

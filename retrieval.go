@@ -97,6 +97,10 @@ type ServedChunk struct {
 	// ViaAdjacent or ViaSibling.
 	Via         string   `json:"via,omitempty"`
 	HeadingPath []string `json:"heading_path,omitempty"`
+	// Locator is where the chunk is in its source document, for a person
+	// to follow: "p. 3" for a page of a PDF, "Refunds > Steps" for a
+	// section of a DOCX or ODT. Absent for documents without sections.
+	Locator string `json:"locator,omitempty"`
 }
 
 // Relations an expanded chunk can come through besides the stored link

@@ -52,7 +52,10 @@ CREATE TABLE chunks (
 	tokens       INTEGER NOT NULL DEFAULT 0,
 	embedding    BLOB,
 	embedder_id  TEXT NOT NULL DEFAULT '',
-	tier         TEXT
+	tier         TEXT,
+	-- where the chunk is in its source: "p. 3", "Refunds > Steps"; '' for
+	-- a document without sections
+	locator      TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX chunks_document ON chunks (document_id, ordinal);
 

@@ -70,6 +70,9 @@ type Chunk struct {
 	// Message-----" / "From: ... Sent: ..." header. The pipeline does not
 	// index these: they are copies of other messages.
 	Quoted bool
+	// Locator is the locator of the section the chunk is in (SplitSections);
+	// "" from Split.
+	Locator string
 }
 
 // Split cuts text into chunks of at most opts.MaxTokens tokens. format is
@@ -95,16 +98,39 @@ func Split(text, format string, opts *Options) []Chunk {
 	if n := len(text)/(4*maxTok) + 1; n > 1 {
 		p.out = make([]Chunk, 0, n+n/4)
 	}
+	p.split(format)
+	return p.out
+}
+
+// SplitSections splits each section's text as Split does and returns the
+// chunks of all of them in order, each with its section's Locator: a
+// section's end always ends a chunk, so no chunk spans two sections (a
+// page of a PDF, a heading section of a DOCX), and a section without text
+// makes no chunk. Markdown headings carry over from one section to the
+// next: a chunk's HeadingPath is what it would be in the text of all
+// sections together, so the chunks of a page that goes on with a
+// section begun on the page before keep its headings.
+func SplitSections(sections []ingestd.Section, format string, opts *Options) []Chunk {
+	maxTok, overlap := opts.budget()
+	p := &packer{max: maxTok, overlap: overlap, cs: -1}
+	for _, s := range sections {
+		p.src, p.locator = s.Text, s.Locator
+		p.split(format)
+	}
+	return p.out
+}
+
+// split adds p.src in the format and emits its last chunk.
+func (p *packer) split(format string) {
 	switch format {
 	case ingestd.FormatMarkdown:
 		p.markdown()
 	case ingestd.FormatMail:
 		p.mail()
 	default:
-		p.paragraphs(0, len(text), false)
+		p.paragraphs(0, len(p.src), false)
 	}
 	p.flush(false)
-	return p.out
 }
 
 // kind is the kind of a block, which decides how it is split when it is too
@@ -160,7 +186,8 @@ type packer struct {
 	blockStart int
 	blockBody  bool
 
-	quoted bool // mail: the region being added is quoted history
+	quoted  bool   // mail: the region being added is quoted history
+	locator string // the locator of the section being added
 
 	sents []sentence // the sentences of the paragraph being added
 
@@ -282,7 +309,7 @@ func (p *packer) flush(overlap bool) {
 		if p.approx {
 			tok = CountTokens(text)
 		}
-		p.out = append(p.out, Chunk{Text: text, HeadingPath: p.headingPath(), Tokens: tok, Quoted: p.quoted})
+		p.out = append(p.out, Chunk{Text: text, HeadingPath: p.headingPath(), Tokens: tok, Quoted: p.quoted, Locator: p.locator})
 		if overlap && p.overlap > 0 && p.ce > p.blockStart {
 			if o, tok := p.overlapStart(); o > p.cs {
 				p.cs, p.tokens = o, tok

@@ -83,7 +83,8 @@ const (
 // Ingest stamps, chunks, fences, embeds and stores one item of the
 // installation. An item whose content, tier and status the store already
 // holds is Unchanged: nothing is chunked, embedded or written. Returns
-// EINVALID for an item without an external id.
+// EINVALID for an item without an external id, and for one with both Text
+// and Sections.
 func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
 	item = clean(item)
 	doc, prev, err := p.stamp(ctx, inst, item)
@@ -132,6 +133,9 @@ func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item i
 func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (doc, prev *ingestd.Document, err error) {
 	if strings.TrimSpace(item.ExternalID) == "" {
 		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
+	}
+	if item.Text != "" && len(item.Sections) > 0 {
+		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item %q has both text and sections", inst.ID, item.ExternalID)
 	}
 	id := ingestd.DocumentID(inst.ID, item.ExternalID)
 	prev, err = p.store.Document(ctx, id)
@@ -201,16 +205,32 @@ func clean(it ingestd.Item) ingestd.Item {
 		return s
 	}
 	it.Text, it.Title, it.Author, it.URI = fix(it.Text), fix(it.Title), fix(it.Author), fix(it.URI)
+	if len(it.Sections) > 0 {
+		secs := make([]ingestd.Section, len(it.Sections))
+		for i, s := range it.Sections {
+			secs[i] = ingestd.Section{Locator: fix(s.Locator), Text: fix(s.Text)}
+		}
+		it.Sections = secs
+	}
 	return it
 }
 
-// chunks splits, fences and embeds the item's text.
+// chunks splits, fences and embeds the item's text, section by section
+// when it has sections. A chunk's id depends on its document, its text and
+// its occurrence only, as before sections existed: a document without
+// sections keeps its chunk ids, and a paragraph that moves to another page
+// keeps its id and takes the new page's locator.
 func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item ingestd.Item) ([]ingestd.Chunk, error) {
 	format := item.Format
 	if format == "" {
 		format = ingestd.FormatPlain
 	}
-	pieces := chunker.Split(item.Text, format, p.chunking)
+	var pieces []chunker.Chunk
+	if len(item.Sections) > 0 {
+		pieces = chunker.SplitSections(item.Sections, format, p.chunking)
+	} else {
+		pieces = chunker.Split(item.Text, format, p.chunking)
+	}
 	origin := firewall.Origin{
 		Installation: doc.Installation,
 		SourceKind:   doc.SourceKind,
@@ -237,6 +257,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 			Tokens:      pc.Tokens,
 			Tier:        doc.Tier,
 			EmbedderID:  p.embedder.ID(),
+			Locator:     pc.Locator,
 		})
 		inputs = append(inputs, embedInput(doc.Title, pc.HeadingPath, pc.Text))
 	}
@@ -301,9 +322,11 @@ func (p *Pipeline) stored(ctx context.Context, doc *ingestd.Document) {
 }
 
 // itemHash covers every field of an item that reaches the store, so a
-// change to any of them (an edited title, a new link) is a change — except
-// UpdatedAt: a file touched without an edit, or a mail re-read from
-// another server, is the same content and costs nothing.
+// change to any of them (an edited title, a new link, a page's text or
+// locator) is a change — except UpdatedAt: a file touched without an
+// edit, or a mail re-read from another server, is the same content and
+// costs nothing. An item without sections hashes as it did before
+// sections existed, so an upgrade finds it unchanged.
 func itemHash(it ingestd.Item) string {
 	meta := make([]string, 0, 2*len(it.Meta))
 	keys := make([]string, 0, len(it.Meta))
@@ -320,9 +343,18 @@ func itemHash(it ingestd.Item) string {
 	}
 	sort.Strings(links)
 	enc, _ := json.Marshal([]any{meta, links}) // strings only: cannot fail
-	return ingestd.ContentHash(
+	parts := []string{
 		it.ItemKind, it.URI, it.Title, it.Author,
 		it.CreatedAt.UTC().Format(time.RFC3339Nano),
 		it.Format, it.Text, it.ParentExternalID, string(enc),
-	)
+	}
+	if len(it.Sections) > 0 {
+		secs := make([][2]string, len(it.Sections))
+		for i, s := range it.Sections {
+			secs[i] = [2]string{s.Locator, s.Text}
+		}
+		b, _ := json.Marshal(secs) // strings only: cannot fail
+		parts = append(parts, "sections", string(b))
+	}
+	return ingestd.ContentHash(parts...)
 }

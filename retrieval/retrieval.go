@@ -920,7 +920,7 @@ func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []ingestd
 			Installation: c.view.Installation, SourceKind: c.view.SourceKind,
 			URI: c.view.URI, Title: c.view.Title, Tier: provenance.Name(t),
 			Score: c.score, Fenced: c.view.Fenced, Text: c.view.Text, Via: c.via,
-			HeadingPath: c.view.HeadingPath,
+			HeadingPath: c.view.HeadingPath, Locator: c.view.Locator,
 		})
 	}
 	return out

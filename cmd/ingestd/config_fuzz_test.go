@@ -125,7 +125,8 @@ var fuzzConfigBlocks = []string{
     kind: files
     tier: trusted-internal
     interval: 10m
-    files: {root: ./handbook, include: ["**/*.md", "*.txt"], exclude: [drafts/**], max_file_bytes: 1048576}
+    files: {root: ./handbook, include: ["**/*.md", "*.txt", "**/*.pdf"], exclude: [drafts/**], max_file_bytes: 1048576, max_attachments: 20,
+            extract: {max_pages: 500, max_text_bytes: 4194304, max_decompressed_bytes: 67108864, timeout: 20s}}
 `,
 	`  - id: support
     kind: imap
@@ -133,7 +134,8 @@ var fuzzConfigBlocks = []string{
     interval: 1m
     imap: {addr: "imap.example.com:993", username: support@example.com, password_env: P, mailboxes: [INBOX, Support],
            exclude_mailboxes: [Trash], tls: implicit, insecure: false, batch_size: 50, since: 720h, max_per_pass: 500,
-           max_message_bytes: 26214400, max_attachment_bytes: 10485760, skip_auto_generated: true, idle: true, timeout: 30s}
+           max_message_bytes: 26214400, max_attachment_bytes: 10485760, max_attachments: 50, skip_auto_generated: true, idle: true, timeout: 30s,
+           extract: {max_pages: 200, timeout: 10s}}
 `,
 	`  - id: oauth-mail
     kind: imap
@@ -170,7 +172,8 @@ var fuzzConfigBlocks = []string{
     tier: trusted-internal
     url: {urls: ["https://docs.example.com/"], sitemap: "https://docs.example.com/sitemap.xml",
           crawl: {depth: 2, max_pages: 500, include: [/docs/], exclude: ["/docs/old/**"]}, allow_private_networks: false,
-          rate_per_host: 2/s, user_agent: "+https://example.com/bot", timeout: 30s, connect_timeout: 5s, max_bytes: 10485760, tombstone_after: 3}
+          rate_per_host: 2/s, user_agent: "+https://example.com/bot", timeout: 30s, connect_timeout: 5s, max_bytes: 10485760, tombstone_after: 3,
+          extract: {max_pages: 1000, max_decompressed_bytes: 134217728}}
 `,
 }
 

@@ -155,6 +155,16 @@ func TestConfigErrors(t *testing.T) {
 			want: []string{"ingestd.yaml:7:", `unknown key "incldue"`, "include"},
 		},
 		{
+			name: "unknown key in an extract block",
+			body: "installations:\n  - id: h\n    kind: files\n    tier: trusted-internal\n    files:\n      root: ./docs\n      extract:\n        max_page: 3\n",
+			want: []string{"ingestd.yaml:8:", `unknown key "max_page"`, "max_decompressed_bytes, max_pages, max_text_bytes, timeout"},
+		},
+		{
+			name: "negative extract limit",
+			body: "installations:\n  - id: h\n    kind: imap\n    tier: untrusted-external\n    imap: {addr: 'h:1', username: u, password_env: HOME, extract: {max_pages: -1}}\n",
+			want: []string{"ingestd.yaml:2:", "imap.extract.max_pages must not be negative"},
+		},
+		{
 			name: "unknown kind",
 			body: "installations:\n  - id: h\n    kind: ftp\n    tier: trusted-internal\n",
 			want: []string{"ingestd.yaml:3:", `unknown kind "ftp"`},

@@ -87,8 +87,9 @@ const (
 const snippetRunes = 100
 
 // renderSearch prints a response for people: the three blocks, each row
-// with its title, tier in force, score and document id (the ids the
-// verdict names), its URI and a one-line snippet of its display text, then
+// with its title and locator ("p. 3"), tier in force, score and document
+// id (the ids the verdict names), its URI and a one-line snippet of its
+// display text, then
 // the verdict. With fenced it prints the fenced text as stored, never
 // unfenced. Stored values are printed with control and format characters
 // made visible, so no document can drive the terminal or reorder what it
@@ -117,6 +118,9 @@ func renderSearch(w io.Writer, resp *ingestd.RetrieveResponse, o renderOptions) 
 				tierColour = ansiYellow
 			case provenance.Untrusted(ingestd.Tier(c.Tier)):
 				tierColour = ansiRed
+			}
+			if c.Locator != "" {
+				title += " · " + c.Locator
 			}
 			fmt.Fprintf(w, "  %2d. %s  [%s]  %.4f  %s", i+1, visible(title), paint(tierColour, c.Tier), c.Score, visible(c.DocumentID))
 			if c.Via != "" {

@@ -1,7 +1,8 @@
 // Package files is the connector for a local folder: it walks a root
 // directory and emits one item per matching file (Markdown, plain text,
-// HTML converted to text, and .eml messages with their text attachments as
-// child items).
+// HTML converted to text, PDF, DOCX and ODT read into sections with
+// their pages or headings, and .eml messages with their readable
+// attachments as child items).
 //
 // It only reads: it never writes, moves or deletes anything under the root,
 // never reads anything outside the root or anything but a regular file
@@ -12,6 +13,7 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/internal/extract"
 	"github.com/ingestd/ingestd/connectors/internal/mail"
 	"github.com/ingestd/ingestd/provenance"
 )
@@ -49,15 +52,23 @@ type Config struct {
 	// MaxFileBytes is the largest file read; a larger one is reported
 	// with pass.Skip ("over max_file_bytes"). Default DefaultMaxFileBytes.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
-	// MaxAttachments is the most child documents one .eml makes; the
+	// MaxAttachments is how many attachments of one .eml are read; the
 	// rest are reported with pass.Skip ("over max_attachments") and
 	// counted in the message's Meta["defects"]. Default
 	// mail.DefaultMaxAttachments.
 	MaxAttachments int `yaml:"max_attachments"`
+	// Extract bounds the reading of PDF, DOCX and ODT files and .eml
+	// attachments: pages, text, decompressed bytes and time per document
+	// (the input is at most MaxFileBytes). A file that cannot be read
+	// within them is reported with pass.Fail, naming why.
+	Extract extract.Config `yaml:"extract"`
 }
 
-// DefaultInclude is the include list when the config gives none.
-var DefaultInclude = []string{"**/*.md", "**/*.txt", "**/*.html", "**/*.htm", "**/*.eml"}
+// DefaultInclude is the include list when the config gives none: every
+// kind of file the connector reads. PDF, DOCX and ODT are in it, so a
+// folder that holds them is read whole; an include list that names only
+// some kinds leaves them out.
+var DefaultInclude = []string{"**/*.md", "**/*.txt", "**/*.html", "**/*.htm", "**/*.eml", "**/*.pdf", "**/*.docx", "**/*.odt"}
 
 // DefaultMaxFileBytes is the size cap when the config gives none.
 const DefaultMaxFileBytes = 20 << 20
@@ -131,6 +142,10 @@ func NewSource(installation string, cfg Config, logger *slog.Logger) (*Source, e
 	case cfg.MaxAttachments == 0:
 		cfg.MaxAttachments = mail.DefaultMaxAttachments
 	}
+	var err error
+	if cfg.Extract, err = cfg.Extract.Check("files.extract"); err != nil {
+		return nil, err
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -179,8 +194,11 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		items, over, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
-		if ingestd.ErrorCode(err) == ingestd.ETOOLARGE {
+		items, att, err := readItems(ctx, t, s.installation, rel, s.readOptions())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if ingestd.ErrorCode(err) == ingestd.ETOOLARGE && !extract.IsLimit(err, "") && !isTimeout(err) {
 			s.log.Warn("files: file over max_file_bytes skipped", "path", rel, "err", err)
 			pass.Skip(rel, "over max_file_bytes")
 			continue
@@ -189,7 +207,7 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 			pass.Fail(rel, err)
 			continue
 		}
-		if n := len(items) - 1 + len(over); n > 0 { // an .eml's attachments
+		if n := len(items) - 1 + len(att.Over) + len(att.Failed); n > 0 { // an .eml's attachments
 			total += n
 			pass.Total(total)
 		}
@@ -198,8 +216,11 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 				return fmt.Errorf("put %s: %w", it.ExternalID, err)
 			}
 		}
-		for _, id := range over {
+		for _, id := range att.Over {
 			pass.Skip(id, "over max_attachments")
+		}
+		for _, f := range att.Failed {
+			pass.Fail(f.ExternalID, f.Err)
 		}
 	}
 	if !complete {
@@ -215,13 +236,28 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 // source's root) as the items Sync would Put for it, through the root
 // like Sync (see ReadItems).
 func (s *Source) ReadItems(rel string) ([]ingestd.Item, error) {
+	return s.readRel(context.Background(), rel)
+}
+
+func (s *Source) readRel(ctx context.Context, rel string) ([]ingestd.Item, error) {
 	t, err := openTree(s.cfg.Root)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	items, _, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+	items, _, err := readItems(ctx, t, s.installation, rel, s.readOptions())
 	return items, err
+}
+
+// readOptions are the caps of the source's configuration.
+func (s *Source) readOptions() readOptions {
+	return readOptions{maxFileBytes: s.cfg.MaxFileBytes, maxAttachments: s.cfg.MaxAttachments, extract: s.cfg.Extract}
+}
+
+// isTimeout reports whether err is a document not read in time.
+func isTimeout(err error) bool {
+	var te *extract.TimeoutError
+	return errors.As(err, &te)
 }
 
 // ReadPath reads the file named by p as written on a command line
@@ -233,11 +269,15 @@ func (s *Source) ReadItems(rel string) ([]ingestd.Item, error) {
 // to judge. A path outside the root is a *RefusedError (rule
 // outside-root); the rest is as ReadItems.
 func (s *Source) ReadPath(p string) ([]ingestd.Item, error) {
+	return s.readPath(context.Background(), p)
+}
+
+func (s *Source) readPath(ctx context.Context, p string) ([]ingestd.Item, error) {
 	rel, err := s.relPath(p)
 	if err != nil {
 		return nil, err
 	}
-	return s.ReadItems(rel)
+	return s.readRel(ctx, rel)
 }
 
 // ReadOne is the files kind's connectors.ItemReader: ref is a path as
@@ -246,7 +286,7 @@ func (s *Source) ReadOne(ctx context.Context, ref string) ([]ingestd.Item, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.ReadPath(ref)
+	return s.readPath(ctx, ref)
 }
 
 func (s *Source) relPath(p string) (string, error) {

@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/url"
 	"path"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/internal/extract"
 	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
@@ -44,7 +46,11 @@ func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.It
 		return nil, err
 	}
 	defer t.Close()
-	items, _, err := readItems(t, installation, clean, maxFileBytes, mail.DefaultMaxAttachments)
+	o, err := readOptions{maxFileBytes: maxFileBytes}.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	items, _, err := readItems(context.Background(), t, installation, clean, o)
 	return items, err
 }
 
@@ -56,20 +62,44 @@ func URI(installation, rel string) string {
 	return (&url.URL{Scheme: "files", Host: installation, Path: "/" + rel}).String()
 }
 
-// readItems reads the file rel through t as its items; over are the ids
-// of the .eml attachments past maxAttachments.
-func readItems(t *tree, installation, rel string, max int64, maxAttachments int) (items []ingestd.Item, over []string, err error) {
-	data, fi, err := t.read(rel, max)
-	if err != nil {
-		return nil, nil, err
+// readOptions are the caps a file is read under.
+type readOptions struct {
+	maxFileBytes   int64
+	maxAttachments int
+	extract        extract.Config
+}
+
+// withDefaults fills the zero caps with their defaults.
+func (o readOptions) withDefaults() (readOptions, error) {
+	if o.maxFileBytes <= 0 {
+		o.maxFileBytes = DefaultMaxFileBytes
 	}
-	return itemsFor(installation, rel, data, fi.ModTime(), maxAttachments)
+	if o.maxAttachments <= 0 {
+		o.maxAttachments = mail.DefaultMaxAttachments
+	}
+	var err error
+	o.extract, err = o.extract.Check("files.extract")
+	return o, err
+}
+
+// readItems reads the file rel through t as its items; att holds what
+// became of an .eml's attachments: the ids past maxAttachments and the
+// documents that could not be read.
+func readItems(ctx context.Context, t *tree, installation, rel string, o readOptions) (items []ingestd.Item, att mail.Attachments, err error) {
+	data, fi, err := t.read(rel, o.maxFileBytes)
+	if err != nil {
+		return nil, mail.Attachments{}, err
+	}
+	return itemsFor(ctx, installation, rel, data, fi.ModTime(), o)
 }
 
 // itemsFor turns one file's bytes into its items: the file itself, and for
-// an .eml its text-like attachments as children, at most maxAttachments
-// (over are the ids of the rest).
-func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachments int) (items []ingestd.Item, over []string, err error) {
+// an .eml its readable attachments as children (see mailItems). A PDF,
+// DOCX or ODT file is read under o.extract into sections; one that cannot
+// be read is an error naming why (an encrypted one: extract.ErrEncrypted),
+// for pass.Fail: a file is its own document, with no parent to carry a
+// defect.
+func itemsFor(ctx context.Context, installation, rel string, data []byte, mtime time.Time, o readOptions) (items []ingestd.Item, att mail.Attachments, err error) {
 	base := path.Base(rel)
 	it := ingestd.Item{
 		ExternalID: rel,
@@ -79,42 +109,58 @@ func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachm
 		UpdatedAt:  mtime,
 		Meta:       map[string]string{"path": rel, "size": strconv.Itoa(len(data))},
 	}
-	switch strings.ToLower(path.Ext(rel)) {
+	switch ext := strings.ToLower(path.Ext(rel)); ext {
 	case ".eml":
-		return mailItems(it, data, maxAttachments)
+		return mailItems(ctx, it, data, o)
+	case ".pdf", ".docx", ".odt":
+		f := extract.Detect(rel, "", data)
+		if f == extract.Unknown {
+			return nil, att, ingestd.Errorf(ingestd.EINVALID, "not a %s document (its first bytes say otherwise)", strings.ToUpper(ext[1:]))
+		}
+		doc, err := o.extract.Read(ctx, data, f, o.maxFileBytes)
+		if err != nil {
+			return nil, att, err
+		}
+		if doc.Title != "" {
+			it.Title = doc.Title
+		}
+		it.Author = doc.Author
+		it.Format, it.Sections = ingestd.FormatMarkdown, doc.ItemSections()
+		doc.Describe(it.Meta)
+		return []ingestd.Item{it}, att, nil
 	case ".html", ".htm", ".xhtml":
 		enc, name, _ := htmlcharset.DetermineEncoding(data, "text/html")
 		utf, err := enc.NewDecoder().Bytes(data)
 		if err != nil {
-			return nil, nil, fmt.Errorf("decode %s: %w", name, err)
+			return nil, att, fmt.Errorf("decode %s: %w", name, err)
 		}
 		title, text, err := mail.HTMLToText(bytes.NewReader(utf))
 		if err != nil {
-			return nil, nil, err
+			return nil, att, err
 		}
 		if title != "" {
 			it.Title = title
 		}
 		it.Text, it.Format = text, ingestd.FormatPlain
 		it.Meta["source_format"] = "html"
-		return []ingestd.Item{it}, nil, nil
+		return []ingestd.Item{it}, att, nil
 	case ".md", ".markdown", ".mdown", ".mkd":
 		text, err := decodeText(data, it.Meta)
 		if err != nil {
-			return nil, nil, err
+			return nil, att, err
 		}
 		if t := markdownTitle(text); t != "" {
 			it.Title = t
 		}
 		it.Text, it.Format = text, ingestd.FormatMarkdown
-		return []ingestd.Item{it}, nil, nil
+		return []ingestd.Item{it}, att, nil
 	default:
 		text, err := decodeText(data, it.Meta)
 		if err != nil {
-			return nil, nil, err
+			return nil, att, err
 		}
 		it.Text, it.Format = text, ingestd.FormatPlain
-		return []ingestd.Item{it}, nil, nil
+		return []ingestd.Item{it}, att, nil
 	}
 }
 
@@ -192,19 +238,22 @@ func isSetextH1(l string) bool {
 }
 
 // mailItems parses an .eml: the message is the file's item (ItemKind
-// "mail"), and each text-like attachment with text is a child item
-// (ItemKind "attachment") with external id "<rel>#attachment/<n>/<name>",
-// n counting all the message's attachments from 1 so a binary attachment
-// keeps its neighbours' ids stable, at most maxAttachments of them; over
-// are the ids of the rest. Message defects go to Meta["defects"].
+// "mail"), and each text-like attachment with text and each PDF, DOCX or
+// ODT attachment read is a child item (ItemKind "attachment") with
+// external id "<rel>#attachment/<n>/<name>", n counting all the message's
+// attachments from 1 so a binary attachment keeps its neighbours' ids
+// stable, at most o.maxAttachments of them (see mail.AttachmentItems);
+// att.Over are the ids of the rest and att.Failed the documents that
+// could not be read. Message defects, and the attachments that could not
+// be read, go to Meta["defects"].
 //
 // The file's identity is its path, not its Message-ID: two files holding
 // messages with one Message-ID are two documents whatever they hold, and
 // no file can take another's place.
-func mailItems(it ingestd.Item, data []byte, maxAttachments int) ([]ingestd.Item, []string, error) {
+func mailItems(ctx context.Context, it ingestd.Item, data []byte, o readOptions) ([]ingestd.Item, mail.Attachments, error) {
 	m, err := mail.Parse(data, &mail.Options{MaxMessageBytes: int64(len(data))})
 	if err != nil {
-		return nil, nil, err
+		return nil, mail.Attachments{}, err
 	}
 	it.ItemKind = "mail"
 	if m.Subject != "" {
@@ -216,9 +265,13 @@ func mailItems(it ingestd.Item, data []byte, maxAttachments int) ([]ingestd.Item
 	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
 	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
-	att := mail.AttachmentItems(it, m, map[string]string{"path": it.Meta["path"]}, maxAttachments)
+	att, err := mail.AttachmentItems(ctx, it, m, mail.AttachmentOptions{
+		Max: o.maxAttachments, Meta: map[string]string{"path": it.Meta["path"]}, Extract: o.extract})
+	if err != nil {
+		return nil, mail.Attachments{}, err
+	}
 	mail.AddDefect(it.Meta, att.Defect)
-	return append([]ingestd.Item{it}, att.Children...), att.Over, nil
+	return append([]ingestd.Item{it}, att.Children...), att, nil
 }
 
 func setNonEmpty(m map[string]string, k, v string) {

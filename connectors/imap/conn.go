@@ -25,6 +25,7 @@ type conn struct {
 	c        *imapclient.Client
 	timeout  time.Duration
 	timedOut atomic.Bool
+	watchdog *time.Timer // the exchange under way's, between guard and done
 
 	// selected is the mailbox EXAMINEd on this connection and what the
 	// server said about it.
@@ -123,10 +124,12 @@ func (c *conn) guard(ctx context.Context) (kick func(), done func(error) error) 
 		c.timedOut.Store(true)
 		c.c.Close()
 	})
+	c.watchdog = t
 	stop := context.AfterFunc(ctx, func() { c.c.Close() })
 	kick = func() { t.Reset(c.timeout) }
 	done = func(err error) error {
 		t.Stop()
+		c.watchdog = nil
 		stop()
 		switch {
 		case err == nil:
@@ -139,6 +142,16 @@ func (c *conn) guard(ctx context.Context) (kick func(), done func(error) error) 
 		return err
 	}
 	return kick, done
+}
+
+// hold stops the watchdog of the exchange under way while this side works
+// on what the server sent (reading a message's attachments, storing it):
+// the server is waiting on us then, not silent. The exchange's next kick
+// starts it again; ctx still closes the connection meanwhile.
+func (c *conn) hold() {
+	if c.watchdog != nil {
+		c.watchdog.Stop()
+	}
 }
 
 // examine opens the mailbox read-only (EXAMINE: nothing can change a

@@ -2,6 +2,7 @@ package imap
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -69,15 +70,16 @@ type fetched struct {
 
 // messageItems turns a parsed message into its items: the message
 // (ItemKind "mail", external id id) and one child (ItemKind "attachment")
-// per text-like attachment with text, external id
-// "<id>#attachment/<n>/<name>" with n counting all attachments from 1, at
-// most maxAttachments (<= 0: mail.DefaultMaxAttachments). Binary
-// attachments, and text-like ones whose text was not extracted, are listed
-// in the parent's Meta["attachments"]. over are the ids of the
-// attachments past the cap, which the parent's Meta["defects"] also
-// counts. replyTo are the ids the message answers (its In-Reply-To's
-// contents).
-func messageItems(installation string, f fetched, m *mail.Message, id string, replyTo []string, maxAttachments int) (items []ingestd.Item, over []string) {
+// per text-like attachment with text and per PDF, DOCX or ODT attachment
+// read, external id "<id>#attachment/<n>/<name>" with n counting all
+// attachments from 1, at most o.Max (see mail.AttachmentItems). Binary
+// attachments, text-like ones whose text was not extracted and documents
+// that could not be read are listed in the parent's Meta["attachments"].
+// att.Over are the ids of the attachments past the cap and att.Failed the
+// documents that could not be read, which the parent's Meta["defects"]
+// also names. replyTo are the ids the message answers (its In-Reply-To's
+// contents). The error is ctx's.
+func messageItems(ctx context.Context, installation string, f fetched, m *mail.Message, id string, replyTo []string, o mail.AttachmentOptions) (items []ingestd.Item, att mail.Attachments, err error) {
 	created := m.Date
 	if created.IsZero() {
 		created = f.internalDate
@@ -109,10 +111,14 @@ func messageItems(installation string, f fetched, m *mail.Message, id string, re
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
 	it.Links = threadLinks(id, m, replyTo)
 
-	att := mail.AttachmentItems(it, m, map[string]string{"mailbox": f.mailbox, "uid": it.Meta["uid"]}, maxAttachments)
+	o.Meta = map[string]string{"mailbox": f.mailbox, "uid": it.Meta["uid"]}
+	att, err = mail.AttachmentItems(ctx, it, m, o)
+	if err != nil {
+		return nil, mail.Attachments{}, err
+	}
 	setNonEmpty(it.Meta, "attachments", strings.Join(att.Binary, "; "))
 	mail.AddDefect(it.Meta, att.Defect)
-	return append([]ingestd.Item{it}, att.Children...), att.Over
+	return append([]ingestd.Item{it}, att.Children...), att, nil
 }
 
 // threadLinks links a message to the ones it answers ("reply": replyTo,

@@ -491,7 +491,9 @@ func (r *run) fetchUIDs(ctx context.Context, c *conn, p *plan, uids []uint32) er
 		if m.uid == 0 || p.handled[m.uid] {
 			continue
 		}
+		c.hold() // the server waits while the message is read and stored
 		deferred, err := r.handle(ctx, p, m)
+		kick()
 		if err != nil {
 			c.c.Close() // the pass stops; do not drain the rest
 			cmd.Close()
@@ -625,10 +627,13 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	if err != nil {
 		return false, &putError{err}
 	}
-	items, over := messageItems(r.s.installation, fetched{
+	items, att, err := messageItems(ctx, r.s.installation, fetched{
 		mailbox: p.name, uidvalidity: p.cur.UIDValidity, uid: m.uid, raw: m.raw, internalDate: m.internalDate,
-	}, parsed, id, replyTo, cfg.MaxAttachments)
-	r.expect(len(items) - 1 + len(over))
+	}, parsed, id, replyTo, mail.AttachmentOptions{Max: cfg.MaxAttachments, Extract: cfg.Extract})
+	if err != nil {
+		return false, &putError{err}
+	}
+	r.expect(len(items) - 1 + len(att.Over) + len(att.Failed))
 	ids := make([]string, 0, len(items))
 	for _, it := range items {
 		if err := r.pass.Put(ctx, it); err != nil {
@@ -636,8 +641,11 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 		}
 		ids = append(ids, it.ExternalID)
 	}
-	for _, o := range over {
+	for _, o := range att.Over {
 		r.pass.Skip(o, "over max_attachments")
+	}
+	for _, f := range att.Failed {
+		r.pass.Fail(f.ExternalID, f.Err)
 	}
 	r.putIDs[id] = ids
 	p.ids[m.uid] = ids

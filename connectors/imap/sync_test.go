@@ -42,8 +42,8 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 	if got, want := len(p.ItemIDs("mail")), 3; got != want {
 		t.Fatalf("%d mails stored, want %d: %v", got, want, p.ItemIDs("mail"))
 	}
-	if p.LastTotal() != 4 { // three messages and an attachment
-		t.Errorf("Total(%d), want 4", p.LastTotal())
+	if p.LastTotal() != 5 { // three messages, a text attachment and a PDF that cannot be read
+		t.Errorf("Total(%d), want 5", p.LastTotal())
 	}
 	if got, want := ts.Fetches(), []string{"1:3"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("FETCH sets %q, want %q", got, want)
@@ -82,7 +82,15 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 		t.Errorf("m3 Links = %+v, want %+v", m3.Links, wantLinks)
 	}
 	if got := m3.Meta["attachments"]; !strings.Contains(got, "scan.pdf (application/pdf") {
-		t.Errorf("binary attachment not listed in Meta: %q", got)
+		t.Errorf("unreadable attachment not listed in Meta: %q", got)
+	}
+	// scan.pdf is "%PDF-1.4" and nothing else: a failed item, and a
+	// defect of its message.
+	if err := p.Fails()["<m3@example.com>#attachment/2/scan.pdf"]; err == nil || !strings.Contains(err.Error(), "extract PDF") {
+		t.Errorf("scan.pdf: failure %v, want the PDF reader's", err)
+	}
+	if got := m3.Meta["defects"]; !strings.Contains(got, `attachment "scan.pdf": `) {
+		t.Errorf("m3 defects %q do not name scan.pdf", got)
 	}
 	child, ok := p.Items()["<m3@example.com>#attachment/1/app.log"]
 	if !ok {
@@ -92,7 +100,7 @@ func TestSync_FirstThenIncremental(t *testing.T) {
 		t.Errorf("child = %+v", child)
 	}
 	if _, ok := p.Items()["<m3@example.com>#attachment/2/scan.pdf"]; ok {
-		t.Error("binary attachment became a child item")
+		t.Error("unreadable attachment became a child item")
 	}
 
 	// Incremental: only the new UIDs are fetched.
@@ -379,5 +387,43 @@ func TestWatcherOnlyWithIdle(t *testing.T) {
 	c := MustConnector(t, "imap.example.com:993", nil)
 	if c.Watcher != nil || c.Reader != nil || c.Intake != nil {
 		t.Errorf("abilities = %+v, want none without idle", c)
+	}
+}
+
+// slowPass is a pass whose Put takes a while, as storing a message with
+// large attachments does.
+type slowPass struct {
+	*connectortest.Pass
+	delay time.Duration
+}
+
+func (p slowPass) Put(ctx context.Context, it ingestd.Item) error {
+	time.Sleep(p.delay)
+	return p.Pass.Put(ctx, it)
+}
+
+// TestSync_WorkOnAMessageIsNotServerSilence: reading and storing a
+// message (its documents' extraction, a slow store) may take longer than
+// the command timeout; the server is waiting on us then, so the FETCH
+// goes on on the same connection. Before, the watchdog closed the
+// connection after each slow message and the pass fetched the rest again
+// on a new one.
+func TestSync_WorkOnAMessageIsNotServerSilence(t *testing.T) {
+	ts := MustServer(t)
+	// Messages large enough that the server is still sending the second
+	// while the first is handled.
+	body := strings.Repeat("A line of a long message body.\r\n", 64<<10)
+	ts.MustAppend(t, "INBOX", day, msg("s1@example.com", "One", body), msg("s2@example.com", "Two", body))
+	const timeout = 300 * time.Millisecond
+	src := MustSource(t, ts.Addr, func(c *imapconn.Config) { c.Timeout = timeout })
+	p := newPass()
+	if err := src.Sync(t.Context(), slowPass{Pass: p, delay: 3 * timeout}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(p.ItemIDs("mail")); got != 2 {
+		t.Fatalf("%d mails stored, want 2", got)
+	}
+	if got, want := ts.Fetches(), []string{"1:2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("FETCH sets %q, want one FETCH %q", got, want)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/temoto/robotstxt"
 
 	"github.com/ingestd/ingestd"
+	rich "github.com/ingestd/ingestd/connectors/internal/extract"
 )
 
 // Revalidation and tombstones.
@@ -176,7 +178,7 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 	}
 
 	c.fetched++
-	resp, err := c.s.fetch.get(ctx, q.u, c.within, st.validators, pageTypes)
+	resp, err := c.s.fetch.get(ctx, q.u, c.within, st.validators, pageAccept)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -209,8 +211,18 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 		return c.parseAll(st.Follow), nil
 	}
 
-	item, follow, finalID := c.item(resp)
+	item, follow, finalID, err := c.item(ctx, resp)
 	c.visited[finalID] = true
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// A document that cannot be read: its state stays as it was,
+		// so a version stored earlier is revalidated against the
+		// validators it was read with, and a new one is fetched whole.
+		c.pass.Fail(finalID, err)
+		return nil, nil
+	}
 	if err := c.pass.Put(ctx, item); err != nil {
 		return nil, err
 	}
@@ -254,10 +266,16 @@ func (c *crawl) miss(ctx context.Context, key string, st pageState, reason error
 }
 
 // item turns a fetched page into an item and returns the in-scope links to
-// follow and its external id.
-func (c *crawl) item(resp *response) (ingestd.Item, []*url.URL, string) {
+// follow and its external id. A PDF, DOCX or ODT is read under the
+// installation's extract: limits into sections (no links to follow); the
+// error says why one could not be read.
+func (c *crawl) item(ctx context.Context, resp *response) (ingestd.Item, []*url.URL, string, error) {
 	final := canonical(resp.URL)
 	id := final.String()
+	if resp.Rich != rich.Unknown {
+		item, err := c.document(ctx, resp, final)
+		return item, nil, id, err
+	}
 	pg := extract(resp)
 	title := pg.Title
 	if title == "" {
@@ -298,7 +316,40 @@ func (c *crawl) item(resp *response) (ingestd.Item, []*url.URL, string) {
 			follow = append(follow, l)
 		}
 	}
-	return item, follow, id
+	return item, follow, id, nil
+}
+
+// document reads a PDF, DOCX or ODT response as an item whose sections
+// carry their pages or heading paths. Its title is the document's own,
+// else the last element of its URL's path.
+func (c *crawl) document(ctx context.Context, resp *response, final *url.URL) (ingestd.Item, error) {
+	id := final.String()
+	doc, err := c.s.cfg.Extract.Read(ctx, resp.Body, resp.Rich, c.s.cfg.MaxBytes)
+	if err != nil {
+		return ingestd.Item{}, fmt.Errorf("%s: %w", final.Redacted(), err)
+	}
+	title := doc.Title
+	if title == "" {
+		title = id
+		if b := path.Base(final.Path); b != "/" && b != "." {
+			title = b
+		}
+	}
+	item := ingestd.Item{
+		ExternalID: id,
+		ItemKind:   "page",
+		URI:        id,
+		Title:      title,
+		Author:     doc.Author,
+		Format:     ingestd.FormatMarkdown,
+		Sections:   doc.ItemSections(),
+		Meta:       map[string]string{"content_type": resp.MediaType},
+	}
+	doc.Describe(item.Meta)
+	if t, err := http.ParseTime(resp.Validators.LastModified); err == nil {
+		item.UpdatedAt = t.UTC()
+	}
+	return item, nil
 }
 
 func (c *crawl) parseAll(raw []string) []*url.URL {
@@ -388,7 +439,7 @@ func (c *crawl) robotsAllow(ctx context.Context, u *url.URL) (bool, error) {
 	data, ok := c.robots[origin]
 	if !ok {
 		ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
-		resp, err := c.s.fetch.get(ctx, ru, c.within, validators{}, nil)
+		resp, err := c.s.fetch.get(ctx, ru, c.within, validators{}, accept{})
 		var se *statusError
 		switch {
 		case errors.As(err, &se):
@@ -448,7 +499,7 @@ func (c *crawl) sitemap(ctx context.Context) []*url.URL {
 	seen := map[string]bool{}
 	var read func(u *url.URL, level int)
 	read = func(u *url.URL, level int) {
-		resp, err := c.s.fetch.get(ctx, u, c.within, validators{}, sitemapTypes)
+		resp, err := c.s.fetch.get(ctx, u, c.within, validators{}, accept{types: sitemapTypes})
 		if err != nil {
 			c.pass.Fail(u.String(), fmt.Errorf("sitemap: %w", err))
 			return

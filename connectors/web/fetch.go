@@ -16,11 +16,28 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/ingestd/ingestd"
+	rich "github.com/ingestd/ingestd/connectors/internal/extract"
 )
 
 // Content types a page may have; anything else is refused before its body
-// is read.
+// is read, unless it is a PDF, DOCX or ODT (pageAccept).
 var pageTypes = []string{"text/html", "application/xhtml+xml", "text/plain", "text/markdown", "text/x-markdown"}
+
+// markupTypes are the page types read as the markup they say they are,
+// never sniffed for a rich document.
+var markupTypes = []string{"text/html", "application/xhtml+xml", "text/markdown", "text/x-markdown"}
+
+// accept says which responses a fetch reads past their first bytes.
+type accept struct {
+	types []string // media types; none means any
+	// rich takes a PDF, DOCX or ODT too: by its media type, or by its
+	// first bytes under any type but markupTypes (a PDF served as
+	// application/octet-stream or text/plain), as rich.Detect says.
+	rich bool
+}
+
+// pageAccept is what a page fetch takes.
+var pageAccept = accept{types: pageTypes, rich: true}
 
 // fetcher makes guarded, bounded, polite GET requests. Every request any
 // part of the connector makes (a page, robots.txt, a sitemap) goes through
@@ -118,6 +135,9 @@ type response struct {
 	ContentType string // as sent (with charset), or sniffed
 	Validators  validators
 	Body        []byte
+	// Rich is the format of a PDF, DOCX or ODT body (accept.rich);
+	// Unknown for any other.
+	Rich rich.Format
 }
 
 // statusError is a response whose status is not 2xx or 304.
@@ -140,10 +160,11 @@ func (e *statusError) gone() bool {
 // or "downgrade", naming the hop) before it is requested, as is one the
 // guard refuses, and after maxRedirects hops the fetch stops (rule
 // "redirects"). A 304 comes back with Status 304 and no body; any other
-// non-2xx status is a *statusError. The media type must be one of allowed
-// (none means any). Bodies over maxBytes, before or after gzip
-// decompression, fail with ETOOLARGE as soon as the cap is passed.
-func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond validators, allowed []string) (*response, error) {
+// non-2xx status is a *statusError. The media type must be one that a
+// accepts, else it is refused (EINVALID) before more than its first bytes
+// are read. Bodies over maxBytes, before or after gzip decompression, fail
+// with ETOOLARGE as soon as the cap is passed.
+func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond validators, a accept) (*response, error) {
 	if within == nil {
 		return nil, ingestd.Errorf(ingestd.EINTERNAL, "fetch %s without a scope", u.Redacted())
 	}
@@ -163,7 +184,12 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: %v", u.Redacted(), err)
 	}
 	req.Header.Set("User-Agent", f.userAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1")
+	if a.rich {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,"+
+			rich.MediaTypePDF+","+rich.MediaTypeDOCX+","+rich.MediaTypeODT+";q=0.8,*/*;q=0.1")
+	} else {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1")
+	}
 	req.Header.Set("Accept-Encoding", "gzip")
 	if cond.ETag != "" {
 		req.Header.Set("If-None-Match", cond.ETag)
@@ -221,7 +247,7 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 	}
 
 	// Check the type before reading more than a sniffing window.
-	head := make([]byte, 512)
+	head := make([]byte, rich.HeadBytes)
 	n, err := io.ReadFull(body, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, readErr(out.URL, err)
@@ -236,8 +262,15 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: content type %q: %v", out.URL.Redacted(), out.ContentType, err)
 	}
 	out.MediaType = strings.ToLower(mt)
-	if len(allowed) > 0 && !contains(allowed, out.MediaType) {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: content type %s is not one of %s", out.URL.Redacted(), out.MediaType, strings.Join(allowed, ", "))
+	if a.rich && !contains(markupTypes, out.MediaType) {
+		out.Rich = rich.Detect(out.URL.Path, out.ContentType, head)
+	}
+	if len(a.types) > 0 && !contains(a.types, out.MediaType) && out.Rich == rich.Unknown {
+		also := ""
+		if a.rich {
+			also = ", or a PDF, DOCX or ODT document"
+		}
+		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: content type %s is not one of %s%s", out.URL.Redacted(), out.MediaType, strings.Join(a.types, ", "), also)
 	}
 	rest, err := io.ReadAll(body)
 	if err != nil {

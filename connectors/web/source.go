@@ -40,6 +40,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	rich "github.com/ingestd/ingestd/connectors/internal/extract"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -80,6 +81,11 @@ type Config struct {
 	// MaxBytes caps a response body, before and after decompression;
 	// default 10 MiB. Larger responses fail with ETOOLARGE.
 	MaxBytes int64 `yaml:"max_bytes"`
+	// Extract bounds the reading of a PDF, DOCX or ODT response (by its
+	// Content-Type, or its first bytes): pages, text, decompressed bytes
+	// and time per document; the input is at most MaxBytes. One that
+	// cannot be read within them is reported with pass.Fail, naming why.
+	Extract rich.Config `yaml:"extract"`
 	// TombstoneAfter is how many consecutive passes a known page must be
 	// gone (404/410, or out of scope, or disallowed by robots.txt) before it
 	// is tombstoned; default 3.
@@ -180,6 +186,10 @@ func NewSource(inst ingestd.Installation, o Options) (*Source, error) {
 	if cfg.Crawl.MaxPages <= 0 {
 		cfg.Crawl.MaxPages = DefaultMaxPages
 	}
+	var err error
+	if cfg.Extract, err = cfg.Extract.Check("url.extract"); err != nil {
+		return nil, err
+	}
 	if cfg.Crawl.Depth < 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "url.crawl.depth %d is negative", cfg.Crawl.Depth)
 	}
@@ -277,14 +287,17 @@ func (s *Source) Fetch(ctx context.Context, rawURL string) ([]ingestd.Item, erro
 	} else if !ok {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: disallowed by robots.txt for %s", u, robotsAgent)
 	}
-	resp, err := s.fetch.get(ctx, u, within, validators{}, pageTypes)
+	resp, err := s.fetch.get(ctx, u, within, validators{}, pageAccept)
 	if err != nil {
 		if se, ok := err.(*statusError); ok {
 			return nil, ingestd.Errorf(ingestd.EINVALID, "%s", se.Error())
 		}
 		return nil, err
 	}
-	item, _, _ := c.item(resp)
+	item, _, _, err := c.item(ctx, resp)
+	if err != nil {
+		return nil, err
+	}
 	return []ingestd.Item{item}, nil
 }
 

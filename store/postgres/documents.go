@@ -95,7 +95,7 @@ const putDocumentSQL = `INSERT INTO documents AS d (` + documentColumns + `, del
 // chunkColumns are the columns PutDocument copies; the rest have defaults
 // or are generated.
 var chunkColumns = []string{"id", "document_id", "ordinal", "heading_path", "text", "fenced", "tokens",
-	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title"}
+	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title", "locator"}
 
 // PutDocument writes doc, its chunks and its outgoing links in one
 // transaction, retried on serialization failures and deadlocks. An empty
@@ -128,7 +128,7 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 			return false, fmt.Errorf("document %s chunk %s: %w", id, c.ID, err)
 		}
 		rows[i] = []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title}
+			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title, c.Locator}
 	}
 	var tos, rels []string
 	for _, l := range links {

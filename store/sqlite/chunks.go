@@ -12,7 +12,7 @@ import (
 )
 
 const chunkViewColumns = `c.id, c.document_id, c.ordinal, c.heading_path, c.text, c.fenced, c.tokens, c.embedding,
-	c.embedder_id, d.tier, d.installation, d.source_kind, d.item_kind, d.uri, d.title, d.status, d.updated_at`
+	c.embedder_id, d.tier, d.installation, d.source_kind, d.item_kind, d.uri, d.title, d.status, d.updated_at, c.locator`
 
 func scanChunkView(rows *sql.Rows) (ingestd.ChunkView, error) {
 	var (
@@ -24,7 +24,7 @@ func scanChunkView(rows *sql.Rows) (ingestd.ChunkView, error) {
 		updated sql.NullString
 	)
 	if err := rows.Scan(&v.ID, &v.DocumentID, &v.Ordinal, &hp, &v.Text, &v.Fenced, &v.Tokens, &emb,
-		&v.EmbedderID, &tier, &v.Installation, &v.SourceKind, &v.ItemKind, &v.URI, &v.Title, &status, &updated); err != nil {
+		&v.EmbedderID, &tier, &v.Installation, &v.SourceKind, &v.ItemKind, &v.URI, &v.Title, &status, &updated, &v.Locator); err != nil {
 		return v, err
 	}
 	if hp != "" && hp != "[]" {

@@ -151,8 +151,8 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 			return fmt.Errorf("replace chunks of %s: %w", id, err)
 		}
 		if len(chunks) > 0 {
-			ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return fmt.Errorf("insert chunks of %s: %w", id, err)
 			}
@@ -168,7 +168,7 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 				if len(c.Embedding) > 0 {
 					emb = encodeVector(c.Embedding)
 				}
-				if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg); err != nil {
+				if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg, c.Locator); err != nil {
 					return conflict(fmt.Sprintf("insert chunk %s of %s", c.ID, id), err)
 				}
 			}

@@ -1111,6 +1111,7 @@ func testSearchVectorLaterWrites(t *testing.T, s ingestd.Store) {
 func testChunks(t *testing.T, s ingestd.Store) {
 	d := Doc("inst", "a.md", "partner-v2", "a")
 	cs := Chunks(d, 2, "one", "two", "three")
+	cs[1].Locator, cs[2].Locator = "p. 2", "Refunds > Steps"
 	MustPut(t, s, d, cs, nil)
 	e := Doc("other", "b.md", ingestd.TierTrustedInternal, "b")
 	ce := Chunks(e, 0, "four")
@@ -1126,7 +1127,8 @@ func testChunks(t *testing.T, s ingestd.Store) {
 	v := got[0]
 	want := cs[2]
 	if v.DocumentID != d.ID || v.Ordinal != 2 || v.Text != want.Text || v.Fenced != want.Fenced || v.Tokens != want.Tokens ||
-		v.EmbedderID != want.EmbedderID || !slices.Equal(v.HeadingPath, want.HeadingPath) || !slices.Equal(v.Embedding, want.Embedding) {
+		v.EmbedderID != want.EmbedderID || !slices.Equal(v.HeadingPath, want.HeadingPath) || !slices.Equal(v.Embedding, want.Embedding) ||
+		v.Locator != want.Locator {
 		t.Fatalf("chunk = %+v, want %+v", v.Chunk, want)
 	}
 	if v.Tier != "partner-v2" || v.DocumentTier != "partner-v2" || v.Installation != "inst" || v.SourceKind != "files" ||
@@ -1134,9 +1136,18 @@ func testChunks(t *testing.T, s ingestd.Store) {
 		!v.UpdatedAt.Equal(d.UpdatedAt) {
 		t.Fatalf("document fields = %+v", v)
 	}
-	if len(got[1].HeadingPath) != 0 || len(got[1].Embedding) != 0 {
-		t.Fatalf("empty heading path and embedding came back as %v, %v", got[1].HeadingPath, got[1].Embedding)
+	if len(got[1].HeadingPath) != 0 || len(got[1].Embedding) != 0 || got[1].Locator != "" {
+		t.Fatalf("empty heading path, embedding and locator came back as %v, %v, %q", got[1].HeadingPath, got[1].Embedding, got[1].Locator)
 	}
+	all, err := s.DocumentChunks(ctx(), []string{d.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locators []string
+	for _, v := range all {
+		locators = append(locators, v.Locator)
+	}
+	equalStrings(t, "DocumentChunks locators", locators, []string{"", "p. 2", "Refunds > Steps"})
 	if got, err := s.Chunks(ctx(), nil); err != nil || len(got) != 0 {
 		t.Fatalf("Chunks(nil) = %v, %v", got, err)
 	}

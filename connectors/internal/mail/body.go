@@ -13,6 +13,8 @@ import (
 
 	"github.com/emersion/go-message/charset"
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/ingestd/ingestd/connectors/internal/extract"
 )
 
 // textExts are the file name extensions of attachments read as text
@@ -185,9 +187,13 @@ func (p *parser) attachment(h header, ct string, params map[string]string, filen
 	ext := strings.ToLower(path.Ext(filename))
 	rfc822 := ct == "message/rfc822" || ct == "message/global"
 	a.TextLike = rfc822 || strings.HasPrefix(ct, "text/") || ct == "message/delivery-status" || textExts[ext]
+	if !a.TextLike {
+		a.Rich = extract.Detect(filename, ct, data)
+	}
 	switch {
-	case !a.TextLike:
+	case !a.TextLike && a.Rich == extract.Unknown:
 	case int64(len(data)) > p.opts.MaxAttachmentBytes:
+		a.Rich = extract.Unknown
 		p.defect("attachment %q is %d bytes, over the %d-byte limit; text not extracted", truncate(filename, 64), len(data), p.opts.MaxAttachmentBytes)
 	case rfc822 && p.nest >= maxMessageDepth:
 		p.outer().defect("attached messages nested deeper than %d levels; text not extracted", maxMessageDepth)
@@ -201,6 +207,8 @@ func (p *parser) attachment(h header, ct string, params map[string]string, filen
 		}
 		a.Message = m
 		a.Text = render(m)
+	case a.Rich != extract.Unknown:
+		a.Data = data // read by AttachmentItems, under the installation's limits
 	default:
 		s := p.charset(data, params["charset"], "attachment")
 		if ct == "text/html" || ext == ".html" || ext == ".htm" {

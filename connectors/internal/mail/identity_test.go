@@ -58,7 +58,10 @@ func TestAttachmentItemsCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := ingestd.Item{ExternalID: "<m@x>", URI: "imap://i/INBOX;uidvalidity=1/;uid=1"}
-	att := mail.AttachmentItems(parent, m, nil, 2)
+	att, err := mail.AttachmentItems(t.Context(), parent, m, mail.AttachmentOptions{Max: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for _, c := range att.Children {
 		ids = append(ids, c.ExternalID)
@@ -78,7 +81,7 @@ func TestAttachmentItemsCap(t *testing.T) {
 	if got, want := strings.Join(att.Binary, "; "), "b0.pdf (application/pdf, 2 bytes); b1.pdf (application/pdf, 2 bytes); and 3 more"; got != want {
 		t.Errorf("binary %q, want %q", got, want)
 	}
-	if att := mail.AttachmentItems(parent, m, nil, 0); len(att.Children) != 5 || att.Defect != "" || len(att.Over) != 0 {
+	if att, err := mail.AttachmentItems(t.Context(), parent, m, mail.AttachmentOptions{}); err != nil || len(att.Children) != 5 || att.Defect != "" || len(att.Over) != 0 {
 		t.Errorf("default cap: %d children, over %q, defect %q", len(att.Children), att.Over, att.Defect)
 	}
 }

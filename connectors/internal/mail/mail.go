@@ -1,6 +1,7 @@
 // Package mail parses one RFC 5322 message into readable text: decoded
 // headers, the best body (text/plain preferred, HTML converted), and the
-// attachments with the text of those that have any.
+// attachments with the text of those that have any, and the bytes of PDF,
+// DOCX and ODT attachments, which AttachmentItems reads.
 //
 // It is lenient by design: mail in the wild has broken boundaries, unknown
 // charsets and malformed base64, and a message a person can read should not
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/internal/extract"
 )
 
 // Message is one parsed mail.
@@ -53,6 +55,12 @@ type Attachment struct {
 	// TextLike is true for text/*, message/rfc822 and files named .txt,
 	// .md, .csv, .html or .htm.
 	TextLike bool
+	// Rich is the format of a PDF, DOCX or ODT attachment (by its bytes,
+	// then its type and name: extract.Detect), and Data its decoded bytes,
+	// for AttachmentItems to read; Unknown and nil for any other, and for
+	// one over Options.MaxAttachmentBytes (a Defect says so).
+	Rich extract.Format
+	Data []byte
 	// Message is the parsed message of a message/rfc822 attachment.
 	Message *Message
 }

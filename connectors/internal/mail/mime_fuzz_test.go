@@ -2,6 +2,7 @@ package mail_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"mime"
@@ -10,9 +11,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/connectors/internal/extract"
 	"github.com/ingestd/ingestd/connectors/internal/mail"
 )
 
@@ -164,6 +168,8 @@ func FuzzMIME(f *testing.F) {
 	f.Add([]byte{nodeMixed | 0x10, nodePlain | 0x60, nodeTextFile | 0x70}, []byte("\x1b$B$3$s$K$A$O\x1b(B"), "iso-2022-jp", "=?utf-8?q?a?=")
 	f.Add([]byte{nodeMixed | 0x10, nodePlain | 0x30, nodeMessage, nodeMixed | 0x10, nodeBinary | 0x20, nodePlain}, []byte("a \nb\t\n\tc  "), "utf-8", "inner.bin")
 	f.Add([]byte{nodeMixed | 0x10, nodeBinary | 0x30, nodePlain | 0x30}, []byte("x =\n==41 \n"), "", "a\"b;c=d\\e")
+	f.Add([]byte{nodeMixed | 0x10, nodeBinary | 0x20, nodePlain}, []byte("%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>"), "", "scan.pdf")
+	f.Add([]byte{nodeMixed | 0x10, nodeBinary | 0x20, nodePlain}, []byte("PK\x03\x04word/document.xml"), "", "letter.docx")
 	f.Fuzz(func(t *testing.T, shape, data []byte, cs, name string) {
 		if len(shape) > 64 || len(data) > 4096 || len(cs) > 64 || len(name) > 256 {
 			return
@@ -180,6 +186,7 @@ func FuzzMIME(f *testing.F) {
 			t.Fatalf("Parse: %v\n%s", err, raw.Bytes())
 		}
 		checkMessage(t, m, maxAttachment)
+		checkAttachmentItems(t, m)
 
 		// Round trips, when the data cannot be mistaken for structure.
 		clean := !bytes.Contains(data, []byte("=_ingestd")) && !bytes.ContainsAny(data, "\r\x00")
@@ -244,9 +251,50 @@ func checkMessage(tb testing.TB, m *mail.Message, maxAttachment int) {
 		if a.Size > maxAttachment && a.Text != "" {
 			tb.Fatalf("attachment %q of %d bytes over the %d-byte limit has text", a.Filename, a.Size, maxAttachment)
 		}
+		if (a.Rich != extract.Unknown) != (a.Data != nil) || a.Rich != extract.Unknown && (a.TextLike || a.Size > maxAttachment) {
+			tb.Fatalf("attachment %q (%s, %d bytes, text-like %v): format %q with %d bytes kept", a.Filename, a.ContentType, a.Size, a.TextLike, a.Rich, len(a.Data))
+		}
 		if a.Message != nil {
 			checkMessage(tb, a.Message, maxAttachment)
 		}
+	}
+}
+
+// checkAttachmentItems asserts what holds for the children of any parsed
+// message: each has text or sections, never both; every attachment read
+// is a child, a failure or over the cap, once; a failure names a
+// document; only the context can make it return an error.
+func checkAttachmentItems(tb testing.TB, m *mail.Message) {
+	tb.Helper()
+	parent := ingestd.Item{ExternalID: "<m@example.com>", URI: "imap://i/INBOX;uidvalidity=1/;uid=1"}
+	att, err := mail.AttachmentItems(context.Background(), parent, m, mail.AttachmentOptions{Max: 3, Extract: extract.Config{Timeout: time.Minute}})
+	if err != nil {
+		tb.Fatalf("AttachmentItems: %v", err)
+	}
+	readable := 0
+	for _, a := range m.Attachments {
+		if a.Rich != extract.Unknown || a.TextLike && a.Text != "" {
+			readable++
+		}
+	}
+	if got := len(att.Children) + len(att.Failed) + len(att.Over); got > readable || len(att.Children)+len(att.Failed) > 3 {
+		tb.Fatalf("%d children + %d failed + %d over for %d readable attachments, cap 3", len(att.Children), len(att.Failed), len(att.Over), readable)
+	}
+	seen := map[string]bool{}
+	for _, c := range att.Children {
+		if c.Text != "" && len(c.Sections) > 0 {
+			tb.Fatalf("child %s has text and sections", c.ExternalID)
+		}
+		if seen[c.ExternalID] || c.ParentExternalID != parent.ExternalID {
+			tb.Fatalf("child %s twice or of another parent %q", c.ExternalID, c.ParentExternalID)
+		}
+		seen[c.ExternalID] = true
+	}
+	for _, f := range att.Failed {
+		if seen[f.ExternalID] || f.Err == nil || !strings.Contains(att.Defect, "attachment ") {
+			tb.Fatalf("failure %s: %v; defect %q", f.ExternalID, f.Err, att.Defect)
+		}
+		seen[f.ExternalID] = true
 	}
 }
 

@@ -156,8 +156,12 @@ type Chunk struct {
 	// text is for display only.
 	Text string `protobuf:"bytes,10,opt,name=text,proto3" json:"text,omitempty"`
 	// via names the relation an expanded chunk came through.
-	Via           string   `protobuf:"bytes,11,opt,name=via,proto3" json:"via,omitempty"`
-	HeadingPath   []string `protobuf:"bytes,12,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	Via         string   `protobuf:"bytes,11,opt,name=via,proto3" json:"via,omitempty"`
+	HeadingPath []string `protobuf:"bytes,12,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// locator is where the chunk is in its source document: "p. 3" for a
+	// page of a PDF, "Refunds > Steps" for a section of a DOCX or ODT; empty
+	// for a document without sections.
+	Locator       string `protobuf:"bytes,13,opt,name=locator,proto3" json:"locator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,6 +278,13 @@ func (x *Chunk) GetHeadingPath() []string {
 		return x.HeadingPath
 	}
 	return nil
+}
+
+func (x *Chunk) GetLocator() string {
+	if x != nil {
+		return x.Locator
+	}
+	return ""
 }
 
 // Verdict is the turn-level tool-firewall answer. A client that finds it
@@ -776,7 +787,7 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\t \x01(\tR\trequestIdB\t\n" +
 	"\a_expandB\x13\n" +
-	"\x11_include_rejected\"\xbb\x02\n" +
+	"\x11_include_rejected\"\xd5\x02\n" +
 	"\x05Chunk\x12\x19\n" +
 	"\bchunk_id\x18\x01 \x01(\tR\achunkId\x12\x1f\n" +
 	"\vdocument_id\x18\x02 \x01(\tR\n" +
@@ -792,7 +803,8 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x04text\x18\n" +
 	" \x01(\tR\x04text\x12\x10\n" +
 	"\x03via\x18\v \x01(\tR\x03via\x12!\n" +
-	"\fheading_path\x18\f \x03(\tR\vheadingPath\"\xb1\x01\n" +
+	"\fheading_path\x18\f \x03(\tR\vheadingPath\x12\x18\n" +
+	"\alocator\x18\r \x01(\tR\alocator\"\xb1\x01\n" +
 	"\aVerdict\x12#\n" +
 	"\rtools_allowed\x18\x01 \x01(\bR\ftoolsAllowed\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x16\n" +

@@ -24,8 +24,10 @@ type Doc struct {
 	Tier         ingestd.Tier // stored verbatim: "" is undeclared
 	Status       ingestd.Status
 	Chunks       []string // one chunk per entry, ordinals in order
-	Links        []Link   // outgoing, by external id in the same installation
-	Meta         map[string]string
+	// Locators, when set, are the chunks' locators, one per chunk.
+	Locators []string
+	Links    []Link // outgoing, by external id in the same installation
+	Meta     map[string]string
 	// Parent is the external id, in the same installation, of the
 	// document this one was derived from.
 	Parent string
@@ -75,6 +77,9 @@ func Put(ctx context.Context, s ingestd.DocumentStore, e ingestd.Embedder, docs 
 				ID: ingestd.ChunkID(id, text, i), DocumentID: id, Ordinal: i, Text: text,
 				Fenced: firewall.Fence(text, origin), Tokens: len(text) / 4,
 				Embedding: vecs[i], EmbedderID: e.ID(), Tier: d.Tier,
+			}
+			if i < len(d.Locators) {
+				chunks[i].Locator = d.Locators[i]
 			}
 		}
 		var links []ingestd.Link

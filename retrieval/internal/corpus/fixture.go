@@ -18,12 +18,14 @@ var (
 	// Internal only.
 	Vacation = Doc{Installation: "handbook", ExternalID: "vacation.md", Title: "Vacation policy", Tier: ingestd.TierTrustedInternal,
 		Chunks: []string{"Vacation days accrue monthly for every employee. Unused vacation carries over into the next year."}}
+	// Runbook's chunks carry locators, as a PDF's pages would.
 	Runbook = Doc{Installation: "handbook", ExternalID: "runbook.md", Title: "Deploy runbook", Tier: ingestd.TierTrustedInternal,
 		Chunks: []string{
 			"Deploy runbook overview for the payments service.",
 			"Kubernetes rollout steps: drain the canary, promote the release, watch the error budget.",
 			"Rollback procedure uses helm history and the previous chart.",
-		}}
+		},
+		Locators: []string{"p. 1", "p. 2", "p. 3"}}
 
 	// An external chunk in primary.
 	Refund = Doc{Installation: "support", Kind: "imap", ExternalID: "<refund@example.net>", Title: "Refund now", Tier: ingestd.TierUntrustedExternal,

@@ -75,7 +75,7 @@ func chunksToProto(cs []ingestd.ServedChunk) []*ingestdv1.Chunk {
 		out[i] = &ingestdv1.Chunk{
 			ChunkId: c.ChunkID, DocumentId: c.DocumentID, Installation: c.Installation,
 			SourceKind: c.SourceKind, Uri: c.URI, Title: c.Title, Tier: c.Tier, Score: c.Score,
-			Fenced: c.Fenced, Text: c.Text, Via: c.Via, HeadingPath: c.HeadingPath,
+			Fenced: c.Fenced, Text: c.Text, Via: c.Via, HeadingPath: c.HeadingPath, Locator: c.Locator,
 		}
 	}
 	return out
@@ -88,7 +88,7 @@ func chunksFromProto(cs []*ingestdv1.Chunk) []ingestd.ServedChunk {
 			ChunkID: c.GetChunkId(), DocumentID: c.GetDocumentId(), Installation: c.GetInstallation(),
 			SourceKind: c.GetSourceKind(), URI: c.GetUri(), Title: c.GetTitle(), Tier: c.GetTier(),
 			Score: c.GetScore(), Fenced: c.GetFenced(), Text: c.GetText(), Via: c.GetVia(),
-			HeadingPath: c.GetHeadingPath(),
+			HeadingPath: c.GetHeadingPath(), Locator: c.GetLocator(),
 		}
 	}
 	return out
