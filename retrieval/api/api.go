@@ -29,12 +29,14 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/retrieval/access"
+	"github.com/ingestd/ingestd/retrieval/mcpserver"
 )
 
-// Scopes a token can hold.
+// Scopes a token can hold (package access defines them).
 const (
-	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters
+	ScopeRetrieve = access.ScopeRetrieve // retrieve, provenance, MCP, gRPC reflection
+	ScopeAdmin    = access.ScopeAdmin    // reject, delete, sync, add URLs, dead letters
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -48,6 +50,9 @@ type Token struct {
 	Name   string
 	Token  string
 	Scopes []string
+	// Installations, when not nil, limits the token to the documents of
+	// these installations on every route (see package access).
+	Installations []string
 }
 
 // Options configures the handler. Retriever is required.
@@ -91,11 +96,16 @@ type Options struct {
 	Webhooks http.Handler
 	// DeadLetters, when set, serves the dead-letter routes (admin scope).
 	DeadLetters DeadLetters
+	// DocumentReader serves MCP's ingestd://documents/{id} resource
+	// (retrieval.Service); nil leaves that resource out.
+	DocumentReader access.DocumentReader
+	// Version is the server version MCP clients are told.
+	Version string
 }
 
 type server struct {
 	svc     ingestd.Retriever
-	docs    ingestd.DocumentStore
+	docs    access.DocumentActions
 	log     *slog.Logger
 	ready   func(context.Context) error
 	sync    func(context.Context, string) error
@@ -110,7 +120,29 @@ func New(o Options) http.Handler {
 	if o.Retriever == nil {
 		panic("api: Retriever is required")
 	}
-	s := &server{svc: o.Retriever, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
+	// The one scope check: every route that serves retrieval, on every
+	// protocol, MCP included, serves through these.
+	scoped := access.NewRetriever(o.Retriever)
+	s := &server{svc: scoped, log: o.Logger, ready: o.Ready, auth: newAuthenticator(o.Tokens)}
+	if o.Documents != nil {
+		s.docs = access.NewAdmin(o.Documents)
+	}
+	if o.Sync != nil {
+		s.sync = func(ctx context.Context, id string) error {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return err
+			}
+			return o.Sync(ctx, id)
+		}
+	}
+	if o.AddURL != nil {
+		s.addURL = func(ctx context.Context, id, rawURL string) ([]string, error) {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return nil, err
+			}
+			return o.AddURL(ctx, id, rawURL)
+		}
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -148,6 +180,12 @@ func New(o Options) http.Handler {
 	p, h = grpchealth.NewHandler(&checker{ready: s.ready})
 	mount(p, h, "") // probes carry no token
 
+	mcpOpts := mcpserver.Options{Retriever: scoped, Version: o.Version, Logger: s.log}
+	if o.DocumentReader != nil {
+		mcpOpts.Documents = access.NewDocuments(o.DocumentReader)
+	}
+	g.mcp = "/mcp"
+	mux.Handle(g.mcp, s.protect(mcpserver.Handler(mcpserver.New(mcpOpts), &mcpserver.HandlerOptions{MaxBodyBytes: MaxBodyBytes, Logger: s.log}), ScopeRetrieve, false))
 	mux.Handle("POST /v1/retrieve", s.protect(http.HandlerFunc(s.handleRetrieve), ScopeRetrieve, false))
 	mux.Handle("GET /v1/provenance", s.protect(http.HandlerFunc(s.handleProvenance), ScopeRetrieve, false))
 	mux.Handle("POST /v1/documents/{id}/reject", s.protect(http.HandlerFunc(s.handleReject), ScopeAdmin, false))
@@ -172,14 +210,21 @@ func New(o Options) http.Handler {
 	return g
 }
 
-// protect limits the body and, when tokens are configured and scope is
-// not empty, requires a bearer token holding scope. Connect routes get
-// their errors in the protocol the client speaks.
+// protect limits the body and, when scope is not empty, authenticates
+// the caller, puts its access.Principal in the request's context and
+// asks access whether it holds scope; what it may see is decided by
+// access again where retrieval is served. Connect routes get their errors
+// in the protocol the client speaks.
 func (s *server) protect(h http.Handler, scope string, isConnect bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		if scope != "" {
-			if err := s.auth.check(r, scope); err != nil {
+			p, err := s.auth.principal(r)
+			if err == nil {
+				r = r.WithContext(access.NewContext(r.Context(), p))
+				_, err = access.Require(r.Context(), scope)
+			}
+			if err != nil {
 				if isConnect {
 					_ = s.errConn.Write(w, r, connectError(err))
 					return
@@ -223,7 +268,7 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.svc.Provenance(r.Context())
+	rep, err := s.svc.Provenance(r.Context(), ingestd.ProvenanceRequest{Installations: r.URL.Query()["installation"]})
 	if err != nil {
 		s.fail(w, r, err)
 		return
