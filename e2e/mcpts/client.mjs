@@ -1,6 +1,6 @@
 // Drives an ingestd MCP server with the official TypeScript SDK's client
 // and prints what it saw as one JSON object on stdout. It decides
-// nothing: the Go test that runs it (cmd/ingestd/mcp_ts_test.go) checks
+// nothing: the Go test that runs it (cmd/ingestd TestMCPTypeScriptClient) checks
 // the answers against REST and gRPC.
 //
 // The plan is one JSON object in argv[2]:
