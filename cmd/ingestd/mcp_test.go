@@ -92,6 +92,9 @@ func TestMCPQuickstart(t *testing.T) {
 		"stdio": func() mcp.Transport {
 			return &mcp.CommandTransport{Command: exec.Command(q.bin, "mcp", "--config", q.cfg)}
 		},
+		"stdio forwarding to serve": func() mcp.Transport {
+			return &mcp.CommandTransport{Command: exec.Command(q.bin, "mcp", "--config", q.cfg, "--server", q.srv.base)}
+		},
 	}
 	for name, tr := range transports {
 		t.Run(name, func(t *testing.T) {
