@@ -242,8 +242,8 @@ func h2cClient(t *testing.T) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// TestMCPTypeScriptClient drives both transports with an MCP client
-// written by someone else: the official TypeScript SDK's, on node
+// TestMCPTypeScriptClient drives both transports with the MCP client of
+// another project, the official TypeScript SDK, on node
 // (e2e/mcpts; CI installs it with .ci/services.d/node.sh). Its callTool
 // validates structuredContent against the tool's output schema.
 func TestMCPTypeScriptClient(t *testing.T) {
