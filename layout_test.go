@@ -40,7 +40,9 @@ var rooms = []struct {
 	{"store/storetest", []string{""}, nil},
 	{"retrieval", []string{"", "firewall", "provenance", "internal/clock"}, []string{"github.com/prometheus/"}},
 	{"retrieval/metrics", []string{""}, nil},
-	{"retrieval/api", []string{"", "gen/", "retrieval/internal/wire", "jobs", "provenance"}, nil},
+	{"retrieval/access", []string{""}, nil},
+	{"retrieval/mcpserver", []string{""}, []string{"github.com/prometheus/"}},
+	{"retrieval/api", []string{"", "gen/", "retrieval/internal/wire", "retrieval/access", "retrieval/mcpserver", "jobs", "provenance"}, nil},
 	{"retrieval/internal/wire", []string{"", "gen/"}, []string{"github.com/prometheus/"}},
 	{"retrieval/client", []string{"", "gen/", "retrieval/internal/wire"}, []string{"github.com/prometheus/"}},
 }

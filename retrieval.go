@@ -17,8 +17,17 @@ type Retriever interface {
 	// the caller's token.
 	Retrieve(ctx context.Context, r RetrieveRequest) (*RetrieveResponse, error)
 	// Provenance returns the corpus report, by tier in force, beside the
-	// firewall mode. Errors as for Retrieve.
-	Provenance(ctx context.Context) (ProvenanceReport, error)
+	// firewall mode, over the installations r names (all when none).
+	// Errors as for Retrieve.
+	Provenance(ctx context.Context, r ProvenanceRequest) (ProvenanceReport, error)
+}
+
+// ProvenanceRequest narrows the corpus report: the query of GET
+// /v1/provenance and the ProvenanceRequest message.
+type ProvenanceRequest struct {
+	// Installations limits the report to the documents of these
+	// installations, and its list to them; empty means all.
+	Installations []string `json:"installations,omitempty"`
 }
 
 // Bounds of a RetrieveRequest.
@@ -101,6 +110,24 @@ type ServedChunk struct {
 	// to follow: "p. 3" for a page of a PDF, "Refunds > Steps" for a
 	// section of a DOCX or ODT. Absent for documents without sections.
 	Locator string `json:"locator,omitempty"`
+}
+
+// ServedDocument is one document as it is served for reading whole (an
+// MCP resource): every chunk, fenced, in order, and the document's tier
+// in force. Chunks' Score and Via are zero.
+type ServedDocument struct {
+	ID           string `json:"document_id"`
+	Installation string `json:"installation"`
+	SourceKind   string `json:"source_kind"`
+	URI          string `json:"uri"`
+	Title        string `json:"title"`
+	// Tier is the tier in force, as in ServedChunk.
+	Tier string `json:"tier"`
+	// Untrusted is true when Tier is untrusted-external: text written
+	// outside the organisation, never to drive a tool call.
+	Untrusted bool          `json:"untrusted"`
+	Status    Status        `json:"status"`
+	Chunks    []ServedChunk `json:"chunks"`
 }
 
 // Relations an expanded chunk can come through besides the stored link

@@ -37,7 +37,7 @@ func TestProvenanceTierInForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := svc.Provenance(t.Context())
+				rep, err := svc.Provenance(t.Context(), ingestd.ProvenanceRequest{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -81,12 +81,22 @@ type Options struct {
 	// RejectedMinScore is the query similarity a rejected chunk needs to be
 	// shown; 0 means DefaultRejectedMinScore.
 	RejectedMinScore float64
+	// Documents serves Document (a document read whole, for MCP's
+	// document resources); nil answers it with EUNAVAILABLE. An
+	// ingestd.Store is one.
+	Documents ChunkReader
 	// Logger receives the provenance.tool_firewall.blocked line of every
 	// turn the verdict blocks (or would block, in shadow mode).
 	Logger *slog.Logger
 }
 
 var _ ingestd.Retriever = (*Service)(nil)
+
+// ChunkReader reads every chunk of documents, in document and ordinal
+// order, with the fields of their documents (ingestd.Store.DocumentChunks).
+type ChunkReader interface {
+	DocumentChunks(ctx context.Context, docIDs []string) ([]ingestd.ChunkView, error)
+}
 
 // Service answers retrieval requests over a store. It is safe for
 // concurrent use. It keeps no metrics: package retrieval/metrics wraps
@@ -96,7 +106,9 @@ type Service struct {
 	embedder ingestd.Embedder
 	mode     string
 	decl     *provenance.Declarations
-	insts    []string // the configured installations' ids, in order
+	insts    []ingestd.Installation
+	ids      []string // insts' ids, in order
+	docs     ChunkReader
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -121,7 +133,9 @@ func New(o Options) (*Service, error) {
 	s := &Service{
 		store: o.Store, embedder: o.Embedder, mode: mode,
 		decl:   provenance.Declare(o.Installations),
-		insts:  installationIDs(o.Installations),
+		insts:  slices.Clone(o.Installations),
+		ids:    installationIDs(o.Installations),
+		docs:   o.Documents,
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -252,13 +266,13 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 // nothing relevant in it.
 func (s *Service) checkInstallations(ids []string) error {
 	for _, id := range ids {
-		if slices.Contains(s.insts, id) {
+		if slices.Contains(s.ids, id) {
 			continue
 		}
-		if len(s.insts) == 0 {
+		if len(s.ids) == 0 {
 			return ingestd.Errorf(ingestd.EINVALID, "installation %q is not configured (none is)", id)
 		}
-		return ingestd.Errorf(ingestd.EINVALID, "installation %q is not configured (configured: %s)", id, strings.Join(s.insts, ", "))
+		return ingestd.Errorf(ingestd.EINVALID, "installation %q is not configured (configured: %s)", id, strings.Join(s.ids, ", "))
 	}
 	return nil
 }
@@ -338,13 +352,75 @@ func (s *Service) logBlocked(v *ingestd.Verdict, requestID string) {
 }
 
 // Provenance returns the corpus report, by tier in force, beside the
-// firewall mode.
-func (s *Service) Provenance(ctx context.Context) (ingestd.ProvenanceReport, error) {
+// firewall mode. With installations named, it counts only their documents
+// and lists only them (a named installation that is not configured is
+// listed when it holds documents, as an orphan).
+func (s *Service) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
 	counts, err := s.store.CountDocuments(ctx, s.decl.MetaKeys())
 	if err != nil {
 		return ingestd.ProvenanceReport{}, fmt.Errorf("count documents: %w", err)
 	}
-	return s.decl.Report(counts, s.mode), nil
+	only := nonEmpty(r.Installations)
+	if len(only) == 0 {
+		return s.decl.Report(counts, s.mode), nil
+	}
+	kept := counts[:0:0]
+	for _, c := range counts {
+		if slices.Contains(only, c.Installation) {
+			kept = append(kept, c)
+		}
+	}
+	// The same declarations, less the installations not asked for: a
+	// document's tier in force depends on its own installation's alone.
+	var insts []ingestd.Installation
+	for _, in := range s.insts {
+		if slices.Contains(only, in.ID) {
+			insts = append(insts, in)
+		}
+	}
+	return provenance.Declare(insts).Report(kept, s.mode), nil
+}
+
+// Document returns one document with every chunk, fenced as stored, and
+// its tier in force (the resolver that judges retrieval's tiers). It
+// returns ENOTFOUND for a document the store does not hold, holds as
+// deleted or holds without chunks, and EUNAVAILABLE when the service was
+// built without Options.Documents.
+func (s *Service) Document(ctx context.Context, id string) (*ingestd.ServedDocument, error) {
+	if s.docs == nil {
+		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "documents cannot be read whole here")
+	}
+	views, err := s.docs.DocumentChunks(ctx, []string{id})
+	if err != nil {
+		return nil, fmt.Errorf("read document %s: %w", id, err)
+	}
+	if len(views) == 0 || views[0].DocumentStatus == ingestd.StatusDeleted {
+		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "document %q not found", id)
+	}
+	tiers, err := s.decl.Tiers(ctx, s.store, []string{id})
+	if err != nil {
+		return nil, fmt.Errorf("tier of document %s: %w", id, err)
+	}
+	t, ok := tiers[id]
+	if !ok {
+		t = ingestd.TierUntrustedExternal
+	}
+	v := views[0]
+	doc := &ingestd.ServedDocument{
+		ID: id, Installation: v.Installation, SourceKind: v.SourceKind, URI: v.URI, Title: v.Title,
+		Tier: provenance.Name(t), Untrusted: provenance.Untrusted(t), Status: v.DocumentStatus,
+		Chunks: make([]ingestd.ServedChunk, 0, len(views)),
+	}
+	for _, c := range views {
+		if c.DocumentID != id {
+			continue
+		}
+		doc.Chunks = append(doc.Chunks, ingestd.ServedChunk{
+			ChunkID: c.ID, DocumentID: id, Installation: c.Installation, SourceKind: c.SourceKind, URI: c.URI, Title: c.Title,
+			Tier: doc.Tier, Fenced: c.Fenced, Text: c.Text, HeadingPath: c.HeadingPath,
+		})
+	}
+	return doc, nil
 }
 
 // answer is the work of one Retrieve call.

@@ -440,7 +440,7 @@ func TestBlockedLog(t *testing.T) {
 
 func TestProvenance(t *testing.T) {
 	svc := MustService(t, ingestd.ModeShadow)
-	rep, err := svc.Provenance(t.Context())
+	rep, err := svc.Provenance(t.Context(), ingestd.ProvenanceRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -153,6 +154,10 @@ type TokenConfig struct {
 	Name     string   `yaml:"name"`
 	TokenEnv string   `yaml:"token_env"`
 	Scopes   []string `yaml:"scopes"`
+	// Installations, when set, limits the token to the documents of these
+	// configured installations on every surface (REST, Connect/gRPC, MCP
+	// tools and resources, the provenance report); absent means all.
+	Installations []string `yaml:"installations"`
 }
 
 // TLSConfig is the optional server certificate.
@@ -453,6 +458,20 @@ func (c *Config) validate(doc *yaml.Node) error {
 				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
 			}
 		}
+		if t.Installations == nil {
+			continue
+		}
+		if l := tokenKeyLine(doc, i, "installations"); l != 0 {
+			at = l
+		}
+		if len(t.Installations) == 0 {
+			return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: installations is empty, so the token would see nothing; list installation ids, or leave the key out for all", t.Name)}
+		}
+		for _, id := range t.Installations {
+			if !slices.ContainsFunc(c.Installations, func(ic InstallationConfig) bool { return ic.ID == id }) {
+				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: installation %q is not configured (configured: %s)", t.Name, id, c.installationIDs())}
+			}
+		}
 	}
 	for i, h := range c.ListenHosts {
 		n, err := api.NormalizeHost(h)
@@ -597,4 +616,46 @@ func collectFields(t reflect.Type, fields map[string]reflect.Type, names *[]stri
 		fields[name] = f.Type
 		*names = append(*names, name)
 	}
+}
+
+// installationIDs lists the configured installation ids for messages.
+func (c *Config) installationIDs() string {
+	ids := make([]string, len(c.Installations))
+	for i, ic := range c.Installations {
+		ids[i] = ic.ID
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// tokenKeyLine returns the line of key in the i-th entry of auth.tokens,
+// 0 when it is not there.
+func tokenKeyLine(doc *yaml.Node, i int, key string) int {
+	child := func(n *yaml.Node, k string) *yaml.Node {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == k {
+				return n.Content[j+1]
+			}
+		}
+		return nil
+	}
+	toks := child(child(doc, "auth"), "tokens")
+	if toks == nil || toks.Kind != yaml.SequenceNode || i >= len(toks.Content) {
+		return 0
+	}
+	tok := toks.Content[i]
+	if tok.Kind != yaml.MappingNode {
+		return 0
+	}
+	for j := 0; j+1 < len(tok.Content); j += 2 {
+		if tok.Content[j].Value == key {
+			return tok.Content[j].Line
+		}
+	}
+	return 0
 }

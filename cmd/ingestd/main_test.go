@@ -205,6 +205,16 @@ func TestConfigErrors(t *testing.T) {
 			want: []string{"ingestd.yaml:2:", "listen_hosts", `"ingestd.internal:7700"`, "without port"},
 		},
 		{
+			name: "token scoped to an installation that is not configured",
+			body: "installations:\n  - {id: h, kind: files, tier: trusted-internal, files: {root: ./docs}}\nauth:\n  tokens:\n    - {name: chat, token_env: T1, scopes: [retrieve]}\n    - name: desk\n      token_env: T2\n      scopes: [retrieve]\n      installations: [h, support]\n",
+			want: []string{"ingestd.yaml:9:", `token "desk"`, `installation "support" is not configured`, "configured: h"},
+		},
+		{
+			name: "token scoped to no installation",
+			body: "installations:\n  - {id: h, kind: files, tier: trusted-internal, files: {root: ./docs}}\nauth:\n  tokens:\n    - name: desk\n      token_env: T2\n      installations: []\n",
+			want: []string{"ingestd.yaml:7:", `token "desk"`, "installations is empty"},
+		},
+		{
 			name: "not yaml",
 			body: "installations: [\n",
 			want: []string{"ingestd.yaml", "not valid YAML"},

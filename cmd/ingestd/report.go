@@ -30,7 +30,7 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := svc.Provenance(ctx)
+	r, err := svc.Provenance(ctx, ingestd.ProvenanceRequest{})
 	if err != nil {
 		return err
 	}

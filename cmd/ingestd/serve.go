@@ -95,14 +95,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if a.hasWebhooks() {
 		hooks = gate.webhooks()
 	}
+	docs, err := a.service()
+	if err != nil {
+		return err
+	}
 	h := api.New(api.Options{
-		Retriever: svc,
-		Documents: a.store,
-		Tokens:    tokens,
-		Hosts:     a.cfg.ListenHosts,
-		Logger:    a.log,
-		Gatherer:  reg,
-		Ready:     func(ctx context.Context) error { return a.ready(ctx, &gate) },
+		Retriever:      svc,
+		DocumentReader: docs,
+		Version:        versionString(),
+		Documents:      a.store,
+		Tokens:         tokens,
+		Hosts:          a.cfg.ListenHosts,
+		Logger:         a.log,
+		Gatherer:       reg,
+		Ready:          func(ctx context.Context) error { return a.ready(ctx, &gate) },
 		Sync: func(ctx context.Context, id string) error {
 			jq, err := gate.get()
 			if err != nil {
@@ -336,7 +342,7 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 		if !ok || v == "" {
 			return nil, a.cfg.tokenUnset(i)
 		}
-		out = append(out, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes})
+		out = append(out, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations})
 	}
 	return out, nil
 }

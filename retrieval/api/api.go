@@ -30,12 +30,14 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/retrieval/access"
+	"github.com/ingestd/ingestd/retrieval/mcpserver"
 )
 
-// Scopes a token can hold.
+// Scopes a token can hold (package access defines them).
 const (
-	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters, sync history (its errors name hosts, accounts, paths)
+	ScopeRetrieve = access.ScopeRetrieve // retrieve, provenance, MCP, gRPC reflection
+	ScopeAdmin    = access.ScopeAdmin    // reject, delete, sync, add URLs, dead letters, sync history (its errors name hosts, accounts, paths)
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -49,6 +51,9 @@ type Token struct {
 	Name   string
 	Token  string
 	Scopes []string
+	// Installations, when not nil, limits the token to the documents of
+	// these installations on every route (see package access).
+	Installations []string
 }
 
 // Options configures the handler. Retriever is required.
@@ -95,11 +100,16 @@ type Options struct {
 	// Installations serves the installations' sync history and health
 	// (admin scope); nil answers those routes with EUNAVAILABLE.
 	Installations Installations
+	// DocumentReader serves MCP's ingestd://documents/{id} resource
+	// (retrieval.Service); nil leaves that resource out.
+	DocumentReader access.DocumentReader
+	// Version is the server version MCP clients are told.
+	Version string
 }
 
 type server struct {
 	svc     ingestd.Retriever
-	docs    ingestd.DocumentStore
+	docs    access.DocumentActions
 	log     *slog.Logger
 	ready   func(context.Context) error
 	sync    func(context.Context, string) error
@@ -114,7 +124,29 @@ func New(o Options) http.Handler {
 	if o.Retriever == nil {
 		panic("api: Retriever is required")
 	}
-	s := &server{svc: o.Retriever, docs: o.Documents, log: o.Logger, ready: o.Ready, sync: o.Sync, addURL: o.AddURL, auth: newAuthenticator(o.Tokens)}
+	// The one scope check: every route that serves retrieval, on every
+	// protocol, MCP included, serves through these.
+	scoped := access.NewRetriever(o.Retriever)
+	s := &server{svc: scoped, log: o.Logger, ready: o.Ready, auth: newAuthenticator(o.Tokens)}
+	if o.Documents != nil {
+		s.docs = access.NewAdmin(o.Documents)
+	}
+	if o.Sync != nil {
+		s.sync = func(ctx context.Context, id string) error {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return err
+			}
+			return o.Sync(ctx, id)
+		}
+	}
+	if o.AddURL != nil {
+		s.addURL = func(ctx context.Context, id, rawURL string) ([]string, error) {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return nil, err
+			}
+			return o.AddURL(ctx, id, rawURL)
+		}
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -144,7 +176,7 @@ func New(o Options) http.Handler {
 	}
 	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
 	mount(p, h, ScopeRetrieve)
-	p, h = ingestdv1connect.NewInstallationServiceHandler(&installationService{insts: o.Installations}, copts...)
+	p, h = ingestdv1connect.NewInstallationServiceHandler(&installationService{insts: scopeInstallations(o.Installations)}, copts...)
 	mount(p, h, ScopeAdmin)
 	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName, grpchealth.HealthV1ServiceName)
 	p, h = grpcreflect.NewHandlerV1(reflector)
@@ -154,6 +186,12 @@ func New(o Options) http.Handler {
 	p, h = grpchealth.NewHandler(&checker{ready: s.ready})
 	mount(p, h, "") // probes carry no token
 
+	mcpOpts := mcpserver.Options{Retriever: scoped, Version: o.Version, Logger: s.log}
+	if o.DocumentReader != nil {
+		mcpOpts.Documents = access.NewDocuments(o.DocumentReader)
+	}
+	g.mcp = "/mcp"
+	mux.Handle(g.mcp, s.protect(mcpserver.Handler(mcpserver.New(mcpOpts), &mcpserver.HandlerOptions{MaxBodyBytes: MaxBodyBytes, Logger: s.log}), ScopeRetrieve, false))
 	mux.Handle("POST /v1/retrieve", s.protect(http.HandlerFunc(s.handleRetrieve), ScopeRetrieve, false))
 	mux.Handle("GET /v1/provenance", s.protect(http.HandlerFunc(s.handleProvenance), ScopeRetrieve, false))
 	mux.Handle("POST /v1/documents/{id}/reject", s.protect(http.HandlerFunc(s.handleReject), ScopeAdmin, false))
@@ -161,7 +199,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	s.mountDLQ(mux, o.DeadLetters)
-	s.mountInstallations(mux, o.Installations)
+	s.mountInstallations(mux, scopeInstallations(o.Installations))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -208,14 +246,21 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	return allow
 }
 
-// protect limits the body and, when tokens are configured and scope is
-// not empty, requires a bearer token holding scope. Connect routes get
-// their errors in the protocol the client speaks.
+// protect limits the body and, when scope is not empty, authenticates
+// the caller, puts its access.Principal in the request's context and
+// asks access whether it holds scope; what it may see is decided by
+// access again where retrieval is served. Connect routes get their errors
+// in the protocol the client speaks.
 func (s *server) protect(h http.Handler, scope string, isConnect bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		if scope != "" {
-			if err := s.auth.check(r, scope); err != nil {
+			p, err := s.auth.principal(r)
+			if err == nil {
+				r = r.WithContext(access.NewContext(r.Context(), p))
+				_, err = access.Require(r.Context(), scope)
+			}
+			if err != nil {
 				if isConnect {
 					_ = s.errConn.Write(w, r, connectError(err))
 					return
@@ -259,7 +304,7 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.svc.Provenance(r.Context())
+	rep, err := s.svc.Provenance(r.Context(), ingestd.ProvenanceRequest{Installations: r.URL.Query()["installation"]})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -47,14 +47,17 @@ type env struct {
 
 // MustServe starts the handler on 127.0.0.1 with api.NewServer (h2c) and
 // shuts it down at cleanup. Options' Retriever (the service in its
-// metrics, as serve wires it) and Documents are filled in.
+// metrics, as serve wires it), Documents and DocumentReader are filled in.
 func MustServe(tb testing.TB, mode string, o api.Options) *env {
 	tb.Helper()
 	s, e := corpus.MustAcceptance(tb)
 	reg := prometheus.NewRegistry()
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: corpus.Installations()})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: corpus.Installations(), Documents: s})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if o.DocumentReader == nil {
+		o.DocumentReader = svc
 	}
 	measured, err := metrics.New(svc, &metrics.Options{Registerer: reg})
 	if err != nil {
@@ -268,11 +271,11 @@ func TestClientIsARetrieverLikeTheService(t *testing.T) {
 		}
 	}
 	for name, r := range retrievers {
-		got, err := r.Provenance(t.Context())
+		got, err := r.Provenance(t.Context(), ingestd.ProvenanceRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := svc.Provenance(t.Context())
+		want, err := svc.Provenance(t.Context(), ingestd.ProvenanceRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +365,7 @@ func TestRESTShapes(t *testing.T) {
 		t.Errorf("report = %s", body)
 	}
 	// The same report over gRPC.
-	got, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true}).Provenance(t.Context())
+	got, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true}).Provenance(t.Context(), ingestd.ProvenanceRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,40 +8,47 @@ import (
 	"strings"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/retrieval/access"
 )
 
-// authenticator checks bearer tokens. Tokens are kept as SHA-256 digests
-// and compared in constant time over the digests, so neither a token's
-// content nor its length leaks through timing.
+// authenticator turns a request's bearer token into the caller's
+// access.Principal. It decides who is calling, never what they may do:
+// package access does that, in one place, for every route. Tokens are
+// kept as SHA-256 digests and compared in constant time over the digests,
+// so neither a token's content nor its length leaks through timing.
 type authenticator struct {
 	tokens []hashedToken
 }
 
 type hashedToken struct {
-	name   string
-	digest [sha256.Size]byte
-	scopes []string
+	digest    [sha256.Size]byte
+	principal access.Principal
 }
 
 func newAuthenticator(tokens []Token) *authenticator {
 	a := &authenticator{}
 	for _, t := range tokens {
-		a.tokens = append(a.tokens, hashedToken{name: t.Name, digest: sha256.Sum256([]byte(t.Token)), scopes: slices.Clone(t.Scopes)})
+		p := access.Principal{Name: t.Name, Scopes: slices.Clone(t.Scopes)}
+		if t.Installations != nil {
+			p.Installations = slices.Clone(t.Installations)
+		}
+		a.tokens = append(a.tokens, hashedToken{digest: sha256.Sum256([]byte(t.Token)), principal: p})
 	}
 	return a
 }
 
-// check returns nil when no tokens are configured or the request carries a
-// token with scope; EUNAUTHORIZED without a known token, EFORBIDDEN when
-// the token lacks the scope. Messages never contain the token.
-func (a *authenticator) check(r *http.Request, scope string) error {
+// principal returns who sent r: the operator when no tokens are
+// configured (the server then answers loopback hosts only, see guard),
+// the token's principal otherwise. EUNAUTHORIZED without a known token.
+// Messages never contain the token.
+func (a *authenticator) principal(r *http.Request) (*access.Principal, error) {
 	if len(a.tokens) == 0 {
-		return nil
+		return access.Operator(), nil
 	}
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return ingestd.Errorf(ingestd.EUNAUTHORIZED, "a bearer token is required (Authorization: Bearer <token>)")
+		return nil, ingestd.Errorf(ingestd.EUNAUTHORIZED, "a bearer token is required (Authorization: Bearer <token>)")
 	}
 	d := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 	var found *hashedToken
@@ -52,10 +59,8 @@ func (a *authenticator) check(r *http.Request, scope string) error {
 		}
 	}
 	if found == nil {
-		return ingestd.Errorf(ingestd.EUNAUTHORIZED, "the bearer token is not valid")
+		return nil, ingestd.Errorf(ingestd.EUNAUTHORIZED, "the bearer token is not valid")
 	}
-	if !slices.Contains(found.scopes, scope) {
-		return ingestd.Errorf(ingestd.EFORBIDDEN, "token %q lacks the %q scope", found.name, scope)
-	}
-	return nil
+	p := found.principal
+	return &p, nil
 }

@@ -39,8 +39,8 @@ func (c *connectService) Retrieve(ctx context.Context, req *connect.Request[inge
 	return res, nil
 }
 
-func (c *connectService) Provenance(ctx context.Context, _ *connect.Request[ingestdv1.ProvenanceRequest]) (*connect.Response[ingestdv1.ProvenanceReport], error) {
-	rep, err := c.svc.Provenance(ctx)
+func (c *connectService) Provenance(ctx context.Context, req *connect.Request[ingestdv1.ProvenanceRequest]) (*connect.Response[ingestdv1.ProvenanceReport], error) {
+	rep, err := c.svc.Provenance(ctx, ingestd.ProvenanceRequest{Installations: req.Msg.GetInstallations()})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/jobs"
+	"github.com/ingestd/ingestd/retrieval/access"
 )
 
 // DeadLetters lists and re-queues the jobs that dead-lettered (see
@@ -23,13 +24,43 @@ type DeadLetters interface {
 	ReplayAll(ctx context.Context) (int, error)
 }
 
-var _ DeadLetters = (*jobs.Queue)(nil)
+var (
+	_ DeadLetters = (*jobs.Queue)(nil)
+	_ DeadLetters = wholeCorpus{}
+)
+
+// wholeCorpus holds the dead letters to callers that may see every
+// installation (access.RequireAll): the queue holds every installation's
+// jobs.
+type wholeCorpus struct{ next DeadLetters }
+
+func (w wholeCorpus) ListDLQ(ctx context.Context) ([]jobs.DeadJob, error) {
+	if _, err := access.RequireAll(ctx, ScopeAdmin); err != nil {
+		return nil, err
+	}
+	return w.next.ListDLQ(ctx)
+}
+
+func (w wholeCorpus) Replay(ctx context.Context, id string) error {
+	if _, err := access.RequireAll(ctx, ScopeAdmin); err != nil {
+		return err
+	}
+	return w.next.Replay(ctx, id)
+}
+
+func (w wholeCorpus) ReplayAll(ctx context.Context) (int, error) {
+	if _, err := access.RequireAll(ctx, ScopeAdmin); err != nil {
+		return 0, err
+	}
+	return w.next.ReplayAll(ctx)
+}
 
 // mountDLQ adds the dead-letter routes, admin scope, when dl is set.
 func (s *server) mountDLQ(mux *http.ServeMux, dl DeadLetters) {
 	if dl == nil {
 		return
 	}
+	dl = wholeCorpus{dl}
 	mux.Handle("GET /v1/dlq", s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dead, err := dl.ListDLQ(r.Context())
 		if err != nil {

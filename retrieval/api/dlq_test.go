@@ -77,6 +77,7 @@ func TestDeadLetterRoutes(t *testing.T) {
 		Tokens: []api.Token{
 			{Name: "chat", Token: chatToken, Scopes: []string{api.ScopeRetrieve}},
 			{Name: "ops", Token: adminToken, Scopes: []string{api.ScopeAdmin}},
+			{Name: "desk-ops", Token: opsToken, Scopes: []string{api.ScopeAdmin}, Installations: []string{"handbook"}},
 		},
 		DeadLetters: q,
 	})
@@ -88,6 +89,11 @@ func TestDeadLetterRoutes(t *testing.T) {
 		{"list with retrieve scope", "GET", "/v1/dlq", chatToken, 403},
 		{"replay with retrieve scope", "POST", "/v1/dlq/1/replay", chatToken, 403},
 		{"replay all without token", "POST", "/v1/dlq/replay", "", 401},
+		// The queue holds every installation's jobs: a token limited to
+		// some installations may not list or replay it.
+		{"list with a limited admin token", "GET", "/v1/dlq", opsToken, 403},
+		{"replay with a limited admin token", "POST", "/v1/dlq/1/replay", opsToken, 403},
+		{"replay all with a limited admin token", "POST", "/v1/dlq/replay", opsToken, 403},
 		{"replay unknown id", "POST", "/v1/dlq/999/replay", adminToken, 404},
 		{"replay a word", "POST", "/v1/dlq/abc/replay", adminToken, 404},
 	} {

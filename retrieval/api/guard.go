@@ -42,6 +42,14 @@ import (
 // type their sender chooses; the webhook handler verifies the signature.
 // So does a known path asked with a method it does not take: it gets 405
 // with the methods it does (Allow), whatever its Content-Type.
+//
+// /mcp (MCP's Streamable HTTP) is held to more, as the MCP specification
+// asks of every server: rule 2 applies to every method there, GET (an
+// event stream) and DELETE (the end of a session) included, so a browser
+// page of another origin gets 403 whatever it sends; rule 3 applies to
+// its POSTs (MCP messages are application/json). A DELETE carries no
+// body and needs no Content-Type: a browser never sends one cross-origin
+// without a preflight, which ingestd never answers.
 type guard struct {
 	next *http.ServeMux
 	// checkHost is rule 1's switch; hosts the listed names, normalised.
@@ -53,6 +61,8 @@ type guard struct {
 	// handler's pattern.
 	rpc     map[string]bool
 	webhook string
+	// mcp is the MCP endpoint's pattern.
+	mcp     string
 	errConn *connect.ErrorWriter
 }
 
@@ -85,9 +95,14 @@ func (g *guard) check(r *http.Request, pattern string) *refusal {
 		}
 		return &refusal{status: http.StatusMisdirectedRequest, code: "misdirected_request", connect: connect.CodePermissionDenied, msg: msg}
 	}
+	isMCP := pattern == g.mcp && g.mcp != ""
+	safe := false
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return nil
+		if !isMCP {
+			return nil
+		}
+		safe = true
 	}
 	if pattern == g.webhook && g.webhook != "" {
 		return nil
@@ -97,9 +112,12 @@ func (g *guard) check(r *http.Request, pattern string) *refusal {
 		// with Allow, and reaches no handler that reads or changes data.
 		return nil
 	}
-	if err := g.cop.Check(r); err != nil {
+	if err := g.crossOrigin(r, safe); err != nil {
 		return &refusal{status: http.StatusForbidden, code: ingestd.EFORBIDDEN, connect: connect.CodePermissionDenied,
 			msg: "cross-origin request refused: a browser marked it as coming from another site (Sec-Fetch-Site, or an Origin that does not match the Host); ingestd answers no cross-origin browser request that changes or reads data"}
+	}
+	if safe || isMCP && r.Method == http.MethodDelete {
+		return nil
 	}
 	if !g.contentTypeAllowed(r, g.rpc[pattern]) {
 		want := "Content-Type: application/json"
@@ -112,6 +130,19 @@ func (g *guard) check(r *http.Request, pattern string) *refusal {
 			msg: fmt.Sprintf("%s %s needs %s, even without a body; got %.100q", r.Method, r.URL.Path, want, r.Header.Get("Content-Type"))}
 	}
 	return nil
+}
+
+// crossOrigin is rule 2. For a safe method (GET, HEAD, OPTIONS, which
+// only /mcp holds to the rule) it asks http.CrossOriginProtection as if
+// the request were a POST: that type lets safe methods through
+// unexamined.
+func (g *guard) crossOrigin(r *http.Request, safe bool) error {
+	if !safe {
+		return g.cop.Check(r)
+	}
+	asPost := *r
+	asPost.Method = http.MethodPost
+	return g.cop.Check(&asPost)
 }
 
 // contentTypeAllowed reports whether the request has exactly one

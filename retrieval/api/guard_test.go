@@ -217,7 +217,7 @@ func TestCrossSite(t *testing.T) {
 		{method: "POST", path: "/v1/installations/docs/urls", body: `{"url":"https://docs.example.com/"}`},
 		{method: "POST", path: "/v1/retrieve", body: retrieveBody},
 		{method: "POST", path: "/ingestd.v1.RetrievalService/Retrieve", body: retrieveBody},
-		{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, // a route that does not exist yet
+		{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
 	}
 	refused := []struct {
 		name, ctype, origin, fetchSite string
@@ -521,4 +521,42 @@ func TestNewPanicsOnBadHost(t *testing.T) {
 		}
 	}()
 	api.New(api.Options{Retriever: svc, Hosts: []string{"ok.example", "bad.example:80"}})
+}
+
+// TestMCPCrossOrigin: /mcp is held to the cross-origin rule on every
+// method, as the MCP specification asks (GET opens an event stream,
+// DELETE ends a session): a page of another origin gets 403 whatever it
+// sends, while an SDK (no Origin, no Sec-Fetch-Site) is served. POSTs
+// there must say application/json.
+func TestMCPCrossOrigin(t *testing.T) {
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{})
+	self := "http://127.0.0.1:" + e.port(t)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	cases := []struct {
+		name string
+		c    call
+		want int
+	}{
+		{"GET from another site", call{method: "GET", path: "/mcp", origin: "http://evil.example", fetchSite: "cross-site"}, 403},
+		{"GET, old browser, foreign Origin", call{method: "GET", path: "/mcp", origin: "http://evil.example"}, 403},
+		{"GET, Origin null", call{method: "GET", path: "/mcp", origin: "null"}, 403},
+		{"DELETE from another site", call{method: "DELETE", path: "/mcp", origin: "http://evil.example", fetchSite: "cross-site"}, 403},
+		{"POST from another port", call{method: "POST", path: "/mcp", body: list, ctype: "application/json", origin: "http://localhost:8080", fetchSite: "same-site"}, 403},
+		{"POST text/plain", call{method: "POST", path: "/mcp", body: list, ctype: "text/plain"}, 415},
+		// Stateless: no session to stream or end; the guard let them by.
+		{"GET from an SDK", call{method: "GET", path: "/mcp"}, 405},
+		{"DELETE from an SDK, no Content-Type", call{method: "DELETE", path: "/mcp"}, 405},
+		{"GET same origin", call{method: "GET", path: "/mcp", origin: self, fetchSite: "same-origin"}, 405},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := e.send(t, tc.c)
+			if status != tc.want {
+				t.Errorf("status = %d, want %d: %s", status, tc.want, body)
+			}
+			if tc.want == 403 && !strings.Contains(body, "cross-origin") {
+				t.Errorf("refusal does not name the rule: %s", body)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ingestd/ingestd"
 	ingestdv1 "github.com/ingestd/ingestd/gen/ingestd/v1"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/retrieval/access"
 )
 
 // Installations reports the installations' syncs from the sync-pass
@@ -27,6 +29,39 @@ type Installations interface {
 	// installation that is not configured and EINVALID for a limit out of
 	// range.
 	Runs(ctx context.Context, installation string, limit int) ([]ingestd.SyncRun, error)
+}
+
+// scopedInstallations is Installations as a token may see it: a token
+// limited to some installations lists only those and is refused the runs
+// of any other (access decides, as on every other route), so the REST
+// routes and the Connect service cannot disagree about it.
+type scopedInstallations struct{ next Installations }
+
+// scopeInstallations wraps insts in the token's scope; nil stays nil.
+func scopeInstallations(insts Installations) Installations {
+	if insts == nil {
+		return nil
+	}
+	return scopedInstallations{next: insts}
+}
+
+func (s scopedInstallations) Installations(ctx context.Context) ([]ingestd.InstallationStatus, error) {
+	p, err := access.Require(ctx, ScopeAdmin)
+	if err != nil {
+		return nil, err
+	}
+	sts, err := s.next.Installations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(sts, func(st ingestd.InstallationStatus) bool { return !p.Sees(st.ID) }), nil
+}
+
+func (s scopedInstallations) Runs(ctx context.Context, installation string, limit int) ([]ingestd.SyncRun, error) {
+	if _, err := access.RequireInstallation(ctx, ScopeAdmin, installation); err != nil {
+		return nil, err
+	}
+	return s.next.Runs(ctx, installation, limit)
 }
 
 // errNoHistory answers the history's routes on a server without one.

@@ -350,3 +350,41 @@ func TestUnknownInstallationFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallationsScoped: an admin token limited to the handbook lists
+// the handbook alone and is refused the support mailbox's passes (whose
+// errors name its host and account), on REST and Connect alike.
+func TestInstallationsScoped(t *testing.T) {
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{Installations: mustHistory(t), Tokens: []api.Token{
+		{Name: "desk-ops", Token: opsToken, Scopes: []string{api.ScopeAdmin}, Installations: []string{"handbook"}},
+	}})
+	status, body, _ := e.do(t, "GET", "/v1/installations", opsToken, nil)
+	var list struct {
+		Installations []ingestd.InstallationStatus `json:"installations"`
+	}
+	if err := json.Unmarshal(body, &list); status != http.StatusOK || err != nil {
+		t.Fatalf("GET /v1/installations: %d %s", status, body)
+	}
+	if len(list.Installations) != 1 || list.Installations[0].ID != "handbook" {
+		t.Errorf("a token limited to the handbook lists %+v", list.Installations)
+	}
+	for path, want := range map[string]int{"/v1/installations/handbook/runs": 200, "/v1/installations/support/runs": 403} {
+		if status, body, _ := e.do(t, "GET", path, opsToken, nil); status != want {
+			t.Errorf("GET %s: %d %s, want %d", path, status, body, want)
+		} else if want == 403 && strings.Contains(string(body), "login as") {
+			t.Errorf("GET %s refused but quoted the pass: %s", path, body)
+		}
+	}
+	c := ingestdv1connect.NewInstallationServiceClient(e.H2C, e.URL, connect.WithGRPC())
+	req := connect.NewRequest(&ingestdv1.ListInstallationsRequest{})
+	req.Header().Set("Authorization", "Bearer "+opsToken)
+	got, err := c.ListInstallations(t.Context(), req)
+	if err != nil || len(got.Msg.GetInstallations()) != 1 || got.Msg.GetInstallations()[0].GetId() != "handbook" {
+		t.Errorf("ListInstallations: %v, %v", got, err)
+	}
+	runs := connect.NewRequest(&ingestdv1.ListRunsRequest{Installation: "support"})
+	runs.Header().Set("Authorization", "Bearer "+opsToken)
+	if _, err := c.ListRuns(t.Context(), runs); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("ListRuns(support): %v, want permission denied", err)
+	}
+}

@@ -99,9 +99,10 @@ func (c *Client) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*inge
 	return out, nil
 }
 
-// Provenance returns the corpus report.
-func (c *Client) Provenance(ctx context.Context) (ingestd.ProvenanceReport, error) {
-	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{}))
+// Provenance returns the corpus report over the installations r names
+// (all the token may see when none).
+func (c *Client) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
+	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{Installations: r.Installations}))
 	if err != nil {
 		return ingestd.ProvenanceReport{}, fromConnect("provenance", err)
 	}

@@ -89,6 +89,6 @@ func (r *Retriever) Retrieve(ctx context.Context, req ingestd.RetrieveRequest) (
 }
 
 // Provenance asks the wrapped Retriever.
-func (r *Retriever) Provenance(ctx context.Context) (ingestd.ProvenanceReport, error) {
-	return r.next.Provenance(ctx)
+func (r *Retriever) Provenance(ctx context.Context, req ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
+	return r.next.Provenance(ctx, req)
 }

@@ -91,7 +91,7 @@ func (f retrieverFunc) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) 
 	return f(ctx, r)
 }
 
-func (retrieverFunc) Provenance(context.Context) (ingestd.ProvenanceReport, error) {
+func (retrieverFunc) Provenance(context.Context, ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
 	return ingestd.ProvenanceReport{}, errors.New("no report")
 }
 
@@ -119,7 +119,7 @@ func TestNoVerdictCountsAsBlocked(t *testing.T) {
 	if n != 1 || sum != 0.25 {
 		t.Errorf("latency: %d samples summing %v s, want 1 of 0.25 s", n, sum)
 	}
-	if _, err := r.Provenance(t.Context()); err == nil || err.Error() != "no report" {
+	if _, err := r.Provenance(t.Context(), ingestd.ProvenanceRequest{}); err == nil || err.Error() != "no report" {
 		t.Errorf("Provenance = %v, want the wrapped error", err)
 	}
 }

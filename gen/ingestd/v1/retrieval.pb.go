@@ -444,7 +444,9 @@ func (x *RetrieveResponse) GetExcludedUntrustedDocuments() int32 {
 }
 
 type ProvenanceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Count only the documents of these installations; all when empty.
+	Installations []string `protobuf:"bytes,1,rep,name=installations,proto3" json:"installations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -477,6 +479,13 @@ func (x *ProvenanceRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ProvenanceRequest.ProtoReflect.Descriptor instead.
 func (*ProvenanceRequest) Descriptor() ([]byte, []int) {
 	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ProvenanceRequest) GetInstallations() []string {
+	if x != nil {
+		return x.Installations
+	}
+	return nil
 }
 
 type TierShare struct {
@@ -817,8 +826,9 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\bexpanded\x18\x02 \x03(\v2\x11.ingestd.v1.ChunkR\bexpanded\x12-\n" +
 	"\brejected\x18\x03 \x03(\v2\x11.ingestd.v1.ChunkR\brejected\x12-\n" +
 	"\averdict\x18\x04 \x01(\v2\x13.ingestd.v1.VerdictR\averdict\x12@\n" +
-	"\x1cexcluded_untrusted_documents\x18\x05 \x01(\x05R\x1aexcludedUntrustedDocuments\"\x13\n" +
-	"\x11ProvenanceRequest\"G\n" +
+	"\x1cexcluded_untrusted_documents\x18\x05 \x01(\x05R\x1aexcludedUntrustedDocuments\"9\n" +
+	"\x11ProvenanceRequest\x12$\n" +
+	"\rinstallations\x18\x01 \x03(\tR\rinstallations\"G\n" +
 	"\tTierShare\x12\x12\n" +
 	"\x04tier\x18\x01 \x01(\tR\x04tier\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x10\n" +

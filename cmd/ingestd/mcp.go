@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/access"
+	"github.com/ingestd/ingestd/retrieval/client"
+	"github.com/ingestd/ingestd/retrieval/mcpserver"
+)
+
+// service is the retrieval service over the app's store, able to read a
+// document whole (MCP's document resources).
+func (a *app) service() (*retrieval.Service, error) {
+	return retrieval.New(retrieval.Options{
+		Store:         a.store,
+		Embedder:      a.embedder,
+		FirewallMode:  a.cfg.Firewall.Mode,
+		Installations: a.installations(),
+		Documents:     a.store,
+		Logger:        a.log,
+	})
+}
+
+// runMCP serves MCP on stdin and stdout, for hosts that launch a server
+// as a subprocess. By default it reads the store of the configuration
+// directly, as `search` does, as the operator (every installation), or
+// as the configured token --as names (its scopes and installations, held
+// by package access as on the API). With --server it forwards to a
+// running daemon over Connect with the token in --token-env instead,
+// and the daemon applies that token's scopes; document resources are
+// not served then. Logs go to stderr; stdout carries only MCP messages.
+func runMCP(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	as := fs.String("as", "", "serve with the scopes and installations of the configured token of this name (default: every installation)")
+	server := fs.String("server", "", "forward to the ingestd API at this URL (http://127.0.0.1:7700) instead of reading the store")
+	tokenEnv := fs.String("token-env", "", "with --server: the environment variable holding a bearer token with the retrieve scope")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	transport := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
+	if *server != "" {
+		if *as != "" {
+			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
+		}
+		token := ""
+		if *tokenEnv != "" {
+			v, ok := e.lookupEnv(*tokenEnv)
+			if !ok || v == "" {
+				return &usageError{msg: fmt.Sprintf("--token-env: environment variable %s is not set", *tokenEnv)}
+			}
+			token = v
+		}
+		srv := mcpserver.New(mcpserver.Options{Retriever: client.New(*server, &client.Options{Token: token}), Version: versionString()})
+		return srv.Run(ctx, transport)
+	}
+	a, err := openApp(ctx, e, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	p := access.Operator()
+	if *as != "" {
+		i := slices.IndexFunc(a.cfg.Auth.Tokens, func(t TokenConfig) bool { return t.Name == *as })
+		if i < 0 {
+			return &configError{path: a.cfg.path, msg: fmt.Sprintf("--as %q: no token of that name in auth.tokens", *as)}
+		}
+		t := a.cfg.Auth.Tokens[i]
+		p = &access.Principal{Name: t.Name, Scopes: t.Scopes, Installations: t.Installations}
+	}
+	svc, err := a.service()
+	if err != nil {
+		return err
+	}
+	srv := mcpserver.New(mcpserver.Options{
+		Retriever: access.NewRetriever(svc),
+		Documents: access.NewDocuments(svc),
+		Version:   versionString(),
+		Logger:    a.log,
+	})
+	a.log.Info("mcp.stdio", "installations", len(a.order), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
+	err = srv.Run(access.NewContext(ctx, p), transport)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+var _ ingestd.Retriever = (*client.Client)(nil)
