@@ -33,8 +33,8 @@ func TestUnsectionedDocumentsKeepHashAndChunkIDs(t *testing.T) {
 		{
 			item: ingestd.Item{ExternalID: "<m1@example.com>", ItemKind: "mail", URI: "imap://support/INBOX;uidvalidity=1/;uid=7", Title: "Re: order",
 				Author: "Dana <dana@example.net>", CreatedAt: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC), Format: ingestd.FormatMail,
-				Text: "Thanks, that worked.\n\nOn Mon, Dana wrote:\n> Where is my order?",
-				Meta: map[string]string{"mailbox": "INBOX", "uid": "7"},
+				Text:  "Thanks, that worked.\n\nOn Mon, Dana wrote:\n> Where is my order?",
+				Meta:  map[string]string{"mailbox": "INBOX", "uid": "7"},
 				Links: []ingestd.ItemLink{{ToExternalID: "<m0@example.com>", Relation: "reply"}}},
 			hash:   "8da99873ae45770538f25e51d4cabf60052587a039d83efd04c3d0d6b7544495",
 			chunks: []string{"c6a9c793167e6467a65174e65"},
