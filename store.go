@@ -12,7 +12,9 @@ import (
 // store/postgres (scale-out) — and store/storetest checks. Wiring (cmd)
 // holds a Store; every other package takes the smallest role it uses:
 // DocumentStore (the pipeline, the admin routes), Searcher (retrieval),
-// embedder.Cache (the embedding cache), provenance.FactReader. A store's
+// embedder.Cache (the embedding cache), provenance.FactReader, Eraser
+// (erasure and the pipeline's tombstone check), Archiver (export and
+// import). A store's
 // upkeep outside requests is not part of it: cmd knows which store it
 // opened and whether that one has any.
 //
@@ -22,6 +24,8 @@ import (
 type Store interface {
 	DocumentStore
 	Searcher
+	Eraser
+	Archiver
 
 	// PutInstallations records the configured installations (id, kind,
 	// declared tier) so reports can name them. Installations no longer
