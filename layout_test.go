@@ -29,6 +29,7 @@ var rooms = []struct {
 	{"embedder", []string{"", "internal/clock"}, nil},
 	{"jobs", []string{"", "internal/clock"}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
+	{"erasure", []string{"", "embedder", "pipeline"}, nil},
 	{"connectors", []string{"", "provenance"}, nil},
 	{"connectors/connectortest", []string{"", "pipeline"}, nil},
 	{"connectors/", []string{"", "connectors", "connectors/", "provenance", "internal/clock"}, nil},
