@@ -40,6 +40,11 @@ type Eraser interface {
 	// LiftTombstones removes the tombstones with the keys and returns how
 	// many it held: what they kept out may be ingested again.
 	LiftTombstones(ctx context.Context, keys []string) (int, error)
+
+	// Cursors returns the installation's cursors whose key starts with
+	// prefix, in key order (a connector's own maps, which an erasure
+	// rewrites without the erased items).
+	Cursors(ctx context.Context, installation, prefix string) ([]Cursor, error)
 }
 
 // Archiver is a store's part in export and import: all of its content,

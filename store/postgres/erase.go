@@ -209,3 +209,21 @@ func (s *Store) LiftTombstones(ctx context.Context, keys []string) (int, error) 
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// Cursors returns the installation's cursors whose key starts with prefix.
+func (s *Store) Cursors(ctx context.Context, installation, prefix string) ([]ingestd.Cursor, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key, value FROM cursors WHERE installation = $1 AND left(key, length($2)) = $2
+		ORDER BY key COLLATE "C"`, installation, prefix)
+	if err != nil {
+		return nil, classify("read cursors of "+installation, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingestd.Cursor, error) {
+		c := ingestd.Cursor{Installation: installation}
+		err := r.Scan(&c.Key, &c.Value)
+		return c, err
+	})
+	if err != nil {
+		return nil, classify("read cursors of "+installation, err)
+	}
+	return out, nil
+}

@@ -317,3 +317,22 @@ func (s *Store) LiftTombstones(ctx context.Context, keys []string) (int, error) 
 	})
 	return n, err
 }
+
+// Cursors returns the installation's cursors whose key starts with prefix.
+func (s *Store) Cursors(ctx context.Context, installation, prefix string) ([]ingestd.Cursor, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT key, value FROM cursors WHERE installation = ? AND substr(key, 1, length(?)) = ?
+		ORDER BY key`, installation, prefix, prefix)
+	if err != nil {
+		return nil, unavailable("read cursors of %s", installation, err)
+	}
+	defer rows.Close()
+	var out []ingestd.Cursor
+	for rows.Next() {
+		c := ingestd.Cursor{Installation: installation}
+		if err := rows.Scan(&c.Key, &c.Value); err != nil {
+			return nil, fmt.Errorf("read cursors of %s: %w", installation, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -24,6 +24,7 @@ func lifecycleTests(open func(t *testing.T) ingestd.Store) []struct {
 		{"Erase/RemovesEverything", testEraseRemoves},
 		{"Erase/Tombstones", testEraseTombstones},
 		{"Erase/Invalid", testEraseInvalid},
+		{"Cursors/ByPrefix", testCursorsByPrefix},
 		{"Archive/RoundTrip", func(t *testing.T, s ingestd.Store) { testArchiveRoundTrip(t, s, open(t)) }},
 		{"Archive/ImportReplaces", testImportReplaces},
 		{"Archive/ImportInvalid", testImportInvalid},
@@ -436,4 +437,33 @@ func testImportInvalid(t *testing.T, s ingestd.Store) {
 	err = s.Import(ctx(), []ingestd.ArchiveRecord{{Document: &ingestd.ArchivedDocument{Document: foreign,
 		Chunks: []ingestd.Chunk{{ID: "c1", DocumentID: "dother", Text: "x", Fenced: "x"}}}}})
 	wantCode(t, err, ingestd.EINVALID)
+}
+
+func testCursorsByPrefix(t *testing.T, s ingestd.Store) {
+	for _, c := range []ingestd.Cursor{
+		{Installation: "inst", Key: "uidmap:1:0:INBOX", Value: "a"},
+		{Installation: "inst", Key: "uidmap:1:1:INBOX", Value: "b"},
+		{Installation: "inst", Key: "uidmap_", Value: "not under the prefix"},
+		{Installation: "inst", Key: "mailbox:INBOX", Value: "c"},
+		{Installation: "other", Key: "uidmap:1:0:INBOX", Value: "d"},
+		{Installation: "inst", Key: "%wild", Value: "e"},
+	} {
+		if err := s.SetCursor(ctx(), c.Installation, c.Key, c.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Cursors(ctx(), "inst", "uidmap:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ingestd.Cursor{{Installation: "inst", Key: "uidmap:1:0:INBOX", Value: "a"}, {Installation: "inst", Key: "uidmap:1:1:INBOX", Value: "b"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Cursors(inst, uidmap:) = %+v, want %+v", got, want)
+	}
+	if got, err := s.Cursors(ctx(), "inst", "%"); err != nil || len(got) != 1 || got[0].Value != "e" {
+		t.Fatalf("Cursors(inst, %%) = %+v, %v: a prefix is not a pattern", got, err)
+	}
+	if got, err := s.Cursors(ctx(), "inst", ""); err != nil || len(got) != 5 {
+		t.Fatalf("Cursors(inst, \"\") = %d cursors, %v, want all 5", len(got), err)
+	}
 }
