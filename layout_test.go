@@ -30,6 +30,7 @@ var rooms = []struct {
 	{"jobs", []string{"", "internal/clock"}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
 	{"erasure", []string{"", "embedder", "pipeline"}, nil},
+	{"archive", []string{""}, nil},
 	{"connectors", []string{"", "provenance"}, nil},
 	{"connectors/connectortest", []string{"", "pipeline"}, nil},
 	{"connectors/", []string{"", "connectors", "connectors/", "provenance", "internal/clock"}, nil},
