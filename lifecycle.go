@@ -178,3 +178,51 @@ type ArchiveSummary struct {
 	// chunks without a vector count under "".
 	Embedders map[string]int `json:"embedders"`
 }
+
+// ErasureRequest names what to erase: DocumentIDs; or every document of
+// Installation; or the documents Author wrote (a mail address, a login),
+// in Installation when it is set, else everywhere. Each reaches the
+// documents derived from those it names (a mail's attachments, whatever
+// their author). DryRun lists what would go and changes nothing.
+type ErasureRequest struct {
+	DocumentIDs  []string `json:"document_ids,omitempty"`
+	Installation string   `json:"installation,omitempty"`
+	Author       string   `json:"author,omitempty"`
+	DryRun       bool     `json:"dry_run,omitempty"`
+}
+
+// LiftRequest names erasure tombstones to lift: Keys as listed; or the
+// document of Installation with ExternalID; or Author (in Installation,
+// or everywhere when it is ""); or, with Installation alone, every
+// tombstone of that installation.
+type LiftRequest struct {
+	Keys         []string `json:"keys,omitempty"`
+	Installation string   `json:"installation,omitempty"`
+	ExternalID   string   `json:"external_id,omitempty"`
+	Author       string   `json:"author,omitempty"`
+}
+
+// ErasureReport is what an erasure did, or (DryRun) would do.
+type ErasureReport struct {
+	DryRun bool `json:"dry_run"`
+	// Documents lists what goes: enough for the operator to see it.
+	Documents  []ErasedDocument `json:"documents"`
+	Tombstones int              `json:"tombstones"`
+	// Erased counts what the store removed; nil in a dry run.
+	Erased *ErasureCounts `json:"erased,omitempty"`
+	// Messages counts the job, dead-letter and event messages erased from
+	// the job streams, when the erasure reached them; QueueBusy names the
+	// streams that held other messages, whose files could not be dropped.
+	Messages  *int     `json:"messages,omitempty"`
+	QueueBusy []string `json:"queue_busy,omitempty"`
+}
+
+// ErasedDocument is one document of an ErasureReport.
+type ErasedDocument struct {
+	ID           string `json:"id"`
+	Installation string `json:"installation"`
+	ExternalID   string `json:"external_id"`
+	ItemKind     string `json:"item_kind,omitempty"`
+	Title        string `json:"title,omitempty"`
+	Status       Status `json:"status"`
+}

@@ -12,20 +12,13 @@ import (
 	"github.com/ingestd/ingestd/pipeline"
 )
 
-// Request names what to erase: DocumentIDs; or every document of
-// Installation; or the documents Author wrote (a mail address, a login),
-// in Installation when it is set, else everywhere. Each reaches the
-// documents derived from those it names (a mail's attachments, whatever
-// their author).
-type Request struct {
-	DocumentIDs  []string `json:"document_ids,omitempty"`
-	Installation string   `json:"installation,omitempty"`
-	Author       string   `json:"author,omitempty"`
-}
+// Request names what to erase (see ingestd.ErasureRequest; DryRun is the
+// caller's).
+type Request = ingestd.ErasureRequest
 
 // check returns EINVALID for a request that names nothing, or names
 // documents and something else.
-func (r Request) check() error {
+func check(r Request) error {
 	switch {
 	case len(r.DocumentIDs) > 0 && (r.Installation != "" || r.Author != ""):
 		return ingestd.Errorf(ingestd.EINVALID, "erase documents by id, or an installation, or an author (optionally in one installation): not ids with another selector")
@@ -77,35 +70,12 @@ type Plan struct {
 	Erasure   ingestd.Erasure
 }
 
-// Listed is one document of a Report: enough for the operator to see
-// what goes.
-type Listed struct {
-	ID           string `json:"id"`
-	Installation string `json:"installation"`
-	ExternalID   string `json:"external_id"`
-	ItemKind     string `json:"item_kind,omitempty"`
-	Title        string `json:"title,omitempty"`
-	Status       string `json:"status"`
-}
-
-// Report is what an erasure did, or (DryRun) would do.
-type Report struct {
-	DryRun     bool     `json:"dry_run"`
-	Documents  []Listed `json:"documents"`
-	Tombstones int      `json:"tombstones"`
-	// Erased counts what the store removed; nil in a dry run.
-	Erased *ingestd.ErasureCounts `json:"erased,omitempty"`
-	// Messages counts the job, dead-letter and event messages removed
-	// from the job streams, when the erasure reached them.
-	Messages *int `json:"messages,omitempty"`
-}
-
 // Report lists the plan's documents.
-func (p *Plan) Report(dryRun bool) Report {
-	r := Report{DryRun: dryRun, Documents: make([]Listed, 0, len(p.Documents)), Tombstones: len(p.Erasure.Tombstones)}
+func (p *Plan) Report(dryRun bool) ingestd.ErasureReport {
+	r := ingestd.ErasureReport{DryRun: dryRun, Documents: make([]ingestd.ErasedDocument, 0, len(p.Documents)), Tombstones: len(p.Erasure.Tombstones)}
 	for _, d := range p.Documents {
-		r.Documents = append(r.Documents, Listed{ID: d.ID, Installation: d.Installation, ExternalID: d.ExternalID,
-			ItemKind: d.ItemKind, Title: d.Title, Status: string(d.Status)})
+		r.Documents = append(r.Documents, ingestd.ErasedDocument{ID: d.ID, Installation: d.Installation, ExternalID: d.ExternalID,
+			ItemKind: d.ItemKind, Title: d.Title, Status: d.Status})
 	}
 	return r
 }
@@ -117,7 +87,7 @@ func (p *Plan) Report(dryRun bool) Report {
 // another selector, ENOTFOUND for a document id the store does not hold
 // (nothing is erased then).
 func (e *Eraser) Plan(ctx context.Context, req Request) (*Plan, error) {
-	if err := req.check(); err != nil {
+	if err := check(req); err != nil {
 		return nil, err
 	}
 	var roots []ingestd.Document
@@ -235,20 +205,9 @@ func (e *Eraser) Erase(ctx context.Context, p *Plan) (ingestd.ErasureCounts, err
 	return e.o.Store.Erase(ctx, p.Erasure)
 }
 
-// LiftRequest names tombstones to lift: Keys as listed; or the document
-// of Installation with ExternalID; or Author (in Installation, or
-// everywhere when it is ""); or, with Installation alone, every tombstone
-// of that installation.
-type LiftRequest struct {
-	Keys         []string `json:"keys,omitempty"`
-	Installation string   `json:"installation,omitempty"`
-	ExternalID   string   `json:"external_id,omitempty"`
-	Author       string   `json:"author,omitempty"`
-}
-
 // Lift removes the tombstones req names and returns how many the store
 // held. Returns EINVALID for a request that names none.
-func (e *Eraser) Lift(ctx context.Context, req LiftRequest) (int, error) {
+func (e *Eraser) Lift(ctx context.Context, req ingestd.LiftRequest) (int, error) {
 	var keys []string
 	switch {
 	case len(req.Keys) > 0:

@@ -120,10 +120,10 @@ func TestResyncSkipsErased(t *testing.T) {
 	}
 
 	// Lifted, the source's content comes back on the next pass.
-	if n, err := e.eraser.Lift(ctx, erasure.LiftRequest{Installation: "support"}); err != nil || n != 3 {
+	if n, err := e.eraser.Lift(ctx, ingestd.LiftRequest{Installation: "support"}); err != nil || n != 3 {
 		t.Fatalf("Lift(support) = %d, %v, want the 3 document tombstones", n, err)
 	}
-	if n, err := e.eraser.Lift(ctx, erasure.LiftRequest{Author: "alice@example.com"}); err != nil || n != 1 {
+	if n, err := e.eraser.Lift(ctx, ingestd.LiftRequest{Author: "alice@example.com"}); err != nil || n != 1 {
 		t.Fatalf("Lift(alice) = %d, %v", n, err)
 	}
 	if sum, err := e.pipe.Sync(ctx, inbox, src, nil); err != nil || sum.Added != 3 || sum.Skipped != 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -61,6 +62,10 @@ type app struct {
 	sources  map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
+	// keys is the erasure key; gate asks the store's tombstones whether
+	// an item was erased (the pipeline, the webhook intake).
+	keys *erasure.Keyer
+	gate *erasure.Gate
 	// lock, when held, is the data_dir lock (see lockFile).
 	lock *dirLock
 }
@@ -128,6 +133,11 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 	if err := a.openStore(ctx, e, provenance.Declare(a.installations()).MetaKeys()); err != nil {
 		return nil, err
 	}
+	if a.keys, err = a.erasureKeys(e); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	a.gate = &erasure.Gate{Keys: a.keys, Store: a.store}
 	inner, err := newEmbedder(cfg, e)
 	if err != nil {
 		a.store.Close()
@@ -138,6 +148,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		Store:    a.store,
 		Embedder: a.embedder,
 		Chunking: &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
+		Erasures: a.gate,
 		OnStored: func(ctx context.Context, doc *ingestd.Document) {
 			if a.stored != nil {
 				a.stored(ctx, doc)

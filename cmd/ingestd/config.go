@@ -35,6 +35,7 @@ type Config struct {
 	TLS           TLSConfig            `yaml:"tls"`
 	Chunking      ChunkingConfig       `yaml:"chunking"`
 	Log           LogConfig            `yaml:"log"`
+	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
 
 	path       string         // the file it came from
@@ -170,6 +171,12 @@ type ChunkingConfig struct {
 type LogConfig struct {
 	Format string `yaml:"format"` // text (default on a terminal) | json
 	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+}
+
+// ErasureConfig holds the erasure key's variable. Without key_env the key
+// is data_dir/erasure.key, made on first use (see erase.go).
+type ErasureConfig struct {
+	KeyEnv string `yaml:"key_env"`
 }
 
 // InstallationConfig is one installation: common keys plus the block named

@@ -34,7 +34,7 @@ import (
 // Scopes a token can hold.
 const (
 	ScopeRetrieve = "retrieve" // retrieve, provenance, gRPC reflection
-	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters
+	ScopeAdmin    = "admin"    // reject, delete, sync, add URLs, dead letters, erasures
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -91,6 +91,9 @@ type Options struct {
 	Webhooks http.Handler
 	// DeadLetters, when set, serves the dead-letter routes (admin scope).
 	DeadLetters DeadLetters
+	// Erasures, when set, serves the erasure routes (admin scope; see
+	// erase.go).
+	Erasures Erasures
 }
 
 type server struct {
@@ -155,6 +158,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	s.mountDLQ(mux, o.DeadLetters)
+	s.mountErasures(mux, o.Erasures)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
