@@ -30,6 +30,8 @@ var rooms = []struct {
 	{"jobs", []string{"", "internal/clock"}, nil},
 	{"health", []string{""}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
+	{"erasure", []string{"", "embedder", "pipeline"}, nil},
+	{"archive", []string{""}, nil},
 	{"connectors", []string{"", "provenance"}, nil},
 	// The conformance cases run each ability through the code that uses it:
 	// a webhook flavour through the real intake.

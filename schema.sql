@@ -97,6 +97,18 @@ CREATE TABLE sync_runs (
 	failed_in_row INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX sync_runs_installation ON sync_runs (installation, id);
+-- Erasure tombstones: a keyed hash (HMAC-SHA256 under the deployment's
+-- erasure key) of an erased identity — an installation and external id, or
+-- an author — never its content. The pipeline refuses an item whose
+-- identity is here; key_id names the key that made the hash.
+CREATE TABLE erasures (
+	key          TEXT PRIMARY KEY,
+	key_id       TEXT NOT NULL,
+	kind         TEXT NOT NULL,
+	installation TEXT NOT NULL DEFAULT '',
+	created_at   TEXT NOT NULL
+);
+CREATE INDEX erasures_key_id ON erasures (key_id);
 
 CREATE TABLE embedding_cache (
 	embedder_id TEXT NOT NULL,

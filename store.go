@@ -13,7 +13,8 @@ import (
 // holds a Store; every other package takes the smallest role it uses:
 // DocumentStore (the pipeline, the admin routes), Searcher (retrieval),
 // RunStore (the sync-pass history), embedder.Cache (the embedding cache),
-// provenance.FactReader. A store's
+// provenance.FactReader, Eraser (erasure and the pipeline's tombstone
+// check), Archiver (export and import). A store's
 // upkeep outside requests is not part of it: cmd knows which store it
 // opened and whether that one has any.
 //
@@ -24,6 +25,8 @@ type Store interface {
 	DocumentStore
 	Searcher
 	RunStore
+	Eraser
+	Archiver
 
 	// PutInstallations records the configured installations (id, kind,
 	// declared tier) so reports can name them. Installations no longer

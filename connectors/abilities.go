@@ -35,6 +35,29 @@ type Connector struct {
 	// Intake, when set, accepts signed deliveries pushed to POST
 	// /v1/webhooks/{installation}.
 	Intake *Intake
+	// Forgetter, when set, drops erased items from the sync state the
+	// connector keeps in its own cursors.
+	Forgetter Forgetter
+}
+
+// Forgetter is the ability to drop erased items from what a connector
+// keeps of them in its installation's cursors, beyond the documents the
+// pipeline stores (the IMAP connector's UID maps name each message's
+// external id). An erasure asks it for cursor edits and applies them in
+// the transaction that removes the documents.
+type Forgetter interface {
+	// Forget returns the edits that remove the external ids from the
+	// cursors (an edit's empty Value removes the cursor). It reads
+	// through cursors and writes nothing. What the connector needs to
+	// give an item the same external id when it meets it again stays, so
+	// that the erasure's tombstone still matches it.
+	Forget(ctx context.Context, cursors CursorLister, externalIDs []string) ([]ingestd.Cursor, error)
+}
+
+// CursorLister reads one installation's cursors.
+type CursorLister interface {
+	// Cursors returns the cursors whose key starts with prefix, by key.
+	Cursors(ctx context.Context, prefix string) ([]ingestd.Cursor, error)
 }
 
 // Watcher is the ability to report changes at the source as they happen

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ingestd/ingestd"
@@ -23,6 +24,9 @@ const Queued Outcome = "queued"
 // writes it. Returns EINVALID for an item without an external id.
 func (p *Pipeline) Unchanged(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (bool, error) {
 	doc, prev, err := p.stamp(ctx, inst, clean(item))
+	if errors.Is(err, errErased) {
+		return true, nil // ingesting it would write nothing
+	}
 	if err != nil {
 		return false, err
 	}
@@ -80,6 +84,10 @@ func (ps *dispatchPass) Put(ctx context.Context, item ingestd.Item) error {
 		return err
 	}
 	doc, prev, err := ps.p.stamp(ctx, ps.inst, item)
+	if errors.Is(err, errErased) {
+		ps.record(item.ExternalID, Skipped, errErased) // never queued: its text stays out of the job stream
+		return nil
+	}
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		ps.record(item.ExternalID, Failed, err)
 		return nil

@@ -20,6 +20,11 @@ const Stale Outcome = "stale"
 // after a "deleted" finds it.
 const eventCursorPrefix = "event-at:"
 
+// EventCursorKey is the cursor key under which IngestAt and DeleteAt keep
+// the newest event time applied to the document with the external id
+// (package erasure removes it with the document).
+func EventCursorKey(externalID string) string { return eventCursorPrefix + externalID }
+
 // IngestAt ingests item as its document's state at time at (the event
 // time a webhook delivery reports), unless a state as new or newer was
 // already applied: then it is Stale and nothing is written. "Applied"
@@ -49,8 +54,8 @@ func (p *Pipeline) IngestAt(ctx context.Context, inst ingestd.Installation, item
 		return Stale, nil
 	}
 	out, err := p.Ingest(ctx, inst, item)
-	if err != nil {
-		return out, err
+	if err != nil || out == Skipped {
+		return out, err // an erased item leaves no event time behind either
 	}
 	return out, p.markApplied(ctx, inst, item.ExternalID, at)
 }
@@ -78,6 +83,14 @@ func (p *Pipeline) DeleteAt(ctx context.Context, inst ingestd.Installation, exte
 	out, err := p.Delete(ctx, inst, externalID)
 	if err != nil {
 		return out, err
+	}
+	if p.erasures != nil {
+		// An erased document's identity is kept nowhere in clear, not in
+		// an event time either.
+		erased, err := p.erasures.Erased(ctx, inst.ID, ingestd.Item{ExternalID: externalID})
+		if err != nil || erased {
+			return out, err
+		}
 	}
 	return out, p.markApplied(ctx, inst, externalID, at)
 }

@@ -10,6 +10,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -36,9 +37,29 @@ type Options struct {
 	// changed, rejected or tombstoned): the hook for the stored-document
 	// event. Its error is logged, never returned: the document is stored.
 	OnStored func(ctx context.Context, doc *ingestd.Document)
+	// Erasures, when set, is asked whether an item was erased before it
+	// is stamped (package erasure's Gate): an erased item is skipped,
+	// counted under the reason "erased", and nothing of it is written,
+	// embedded or queued. cmd always sets it.
+	Erasures Erasures
 	Logger   *slog.Logger
 	Now      func() time.Time
 }
+
+// Erasures tells whether an item was erased (package erasure's Gate): its
+// identity, the document it was derived from or its author carries a
+// tombstone. An error stops the item (and a pass: a store that cannot
+// answer, or whose tombstones another erasure key made, must not let an
+// erased item back in).
+type Erasures interface {
+	Erased(ctx context.Context, installation string, item ingestd.Item) (bool, error)
+}
+
+// SkipErased is the skip reason of an item that was erased.
+const SkipErased = "erased"
+
+// errErased is what stamp returns for an erased item.
+var errErased = errors.New(SkipErased)
 
 // Pipeline ingests items into a store. It is safe for concurrent use.
 type Pipeline struct {
@@ -46,6 +67,7 @@ type Pipeline struct {
 	embedder ingestd.Embedder
 	chunking *chunker.Options
 	onStored func(context.Context, *ingestd.Document)
+	erasures Erasures
 	log      *slog.Logger
 	now      func() time.Time
 	docLocks [64]sync.Mutex // IngestAt and DeleteAt, striped by document id
@@ -56,7 +78,7 @@ func New(o Options) (*Pipeline, error) {
 	if o.Store == nil || o.Embedder == nil {
 		return nil, fmt.Errorf("pipeline: store and embedder are required")
 	}
-	p := &Pipeline{store: o.Store, embedder: o.Embedder, chunking: o.Chunking, onStored: o.OnStored, log: o.Logger, now: o.Now}
+	p := &Pipeline{store: o.Store, embedder: o.Embedder, chunking: o.Chunking, onStored: o.OnStored, erasures: o.Erasures, log: o.Logger, now: o.Now}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -82,12 +104,16 @@ const (
 
 // Ingest stamps, chunks, fences, embeds and stores one item of the
 // installation. An item whose content, tier and status the store already
-// holds is Unchanged: nothing is chunked, embedded or written. Returns
-// EINVALID for an item without an external id, and for one with both Text
-// and Sections.
+// holds is Unchanged: nothing is chunked, embedded or written. An item
+// that was erased is Skipped (reason SkipErased) and nothing of it is
+// written. Returns EINVALID for an item without an external id, and for
+// one with both Text and Sections.
 func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
 	item = clean(item)
 	doc, prev, err := p.stamp(ctx, inst, item)
+	if errors.Is(err, errErased) {
+		return Skipped, nil
+	}
 	if err != nil {
 		return Failed, err
 	}
@@ -130,6 +156,8 @@ func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item i
 
 // stamp builds the document an item would be stored as (identity, hash,
 // tier, status) and loads the stored one, nil if none. It writes nothing.
+// It is where every item enters, so it is where an erased one is turned
+// away: errErased, before anything is read of it.
 func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (doc, prev *ingestd.Document, err error) {
 	if strings.TrimSpace(item.ExternalID) == "" {
 		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
@@ -138,6 +166,16 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item %q has both text and sections", inst.ID, item.ExternalID)
 	}
 	id := ingestd.DocumentID(inst.ID, item.ExternalID)
+	if p.erasures != nil {
+		erased, err := p.erasures.Erased(ctx, inst.ID, item)
+		if err != nil {
+			return nil, nil, fmt.Errorf("check erasure of %s: %w", id, err)
+		}
+		if erased {
+			p.log.Debug("ingest.item_erased", "installation", inst.ID, "document", id)
+			return nil, nil, errErased
+		}
+	}
 	prev, err = p.store.Document(ctx, id)
 	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND {
 		prev = nil
@@ -259,7 +297,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 			EmbedderID:  p.embedder.ID(),
 			Locator:     pc.Locator,
 		})
-		inputs = append(inputs, embedInput(doc.Title, pc.HeadingPath, pc.Text))
+		inputs = append(inputs, EmbedInput(doc.Title, pc.HeadingPath, pc.Text))
 	}
 	if len(chunks) == 0 {
 		return chunks, nil
@@ -277,9 +315,11 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 	return chunks, nil
 }
 
-// embedInput is what the embedder sees for a chunk: its document's title
+// EmbedInput is what the embedder sees for a chunk: its document's title
 // and heading path give a short chunk the context a reader would have.
-func embedInput(title string, path []string, text string) string {
+// The embedding cache is keyed by its hash (package erasure removes those
+// of erased chunks).
+func EmbedInput(title string, path []string, text string) string {
 	var b strings.Builder
 	if title != "" {
 		b.WriteString(title)

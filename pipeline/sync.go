@@ -193,6 +193,10 @@ func (ps *pass) put(ctx context.Context, item ingestd.Item) error {
 		return err
 	}
 	o, err := ps.p.Ingest(ctx, ps.inst, item)
+	if o == Skipped && err == nil {
+		ps.record(item.ExternalID, Skipped, errErased)
+		return nil
+	}
 	if err != nil && ingestd.ErrorCode(err) != ingestd.EINVALID {
 		if ctx.Err() != nil {
 			ps.record(item.ExternalID, Failed, ctx.Err())

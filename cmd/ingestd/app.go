@@ -21,6 +21,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/pipeline"
@@ -63,6 +64,10 @@ type app struct {
 	sources  map[string]connectors.Connector // each installation's source and abilities
 	// stored, when set (by serve), announces each stored document.
 	stored func(ctx context.Context, doc *ingestd.Document)
+	// keys is the erasure key; gate asks the store's tombstones whether
+	// an item was erased (the pipeline, the webhook intake).
+	keys *erasure.Keyer
+	gate *erasure.Gate
 	// lock, when held, is the data_dir lock (see lockFile).
 	lock *dirLock
 
@@ -134,6 +139,11 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 	if err := a.openStore(ctx, e, provenance.Declare(a.installations()).MetaKeys()); err != nil {
 		return nil, err
 	}
+	if a.keys, err = a.erasureKeys(e); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	a.gate = &erasure.Gate{Keys: a.keys, Store: a.store}
 	inner, err := newEmbedder(cfg, e)
 	if err != nil {
 		a.store.Close()
@@ -144,6 +154,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		Store:    a.store,
 		Embedder: a.embedder,
 		Chunking: &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
+		Erasures: a.gate,
 		OnStored: func(ctx context.Context, doc *ingestd.Document) {
 			if a.stored != nil {
 				a.stored(ctx, doc)

@@ -37,6 +37,7 @@ type Config struct {
 	Chunking      ChunkingConfig       `yaml:"chunking"`
 	Log           LogConfig            `yaml:"log"`
 	Health        HealthConfig         `yaml:"health"`
+	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
 
 	path       string         // the file it came from
@@ -184,6 +185,12 @@ type HealthConfig struct {
 	KeepPasses     int `yaml:"keep_passes"`     // passes kept per installation (100), and its newest success
 	FailedPasses   int `yaml:"failed_passes"`   // failed passes in a row that make it failing (1)
 	StaleIntervals int `yaml:"stale_intervals"` // intervals without a success that make it stale (3)
+}
+
+// ErasureConfig holds the erasure key's variable. Without key_env the key
+// is data_dir/erasure.key, made on first use (see erase.go).
+type ErasureConfig struct {
+	KeyEnv string `yaml:"key_env"`
 }
 
 // InstallationConfig is one installation: common keys plus the block named

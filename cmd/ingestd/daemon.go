@@ -133,7 +133,20 @@ func pinnedTLS(certFile string) (*tls.Config, error) {
 // call sends one admin request and decodes the JSON answer into out. An
 // error answer comes back as the *ingestd.Error serve sent.
 func (d *daemon) call(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, d.base+path, nil)
+	return d.callJSON(ctx, method, path, nil, out)
+}
+
+// callJSON is call with in, when not nil, sent as the JSON body.
+func (d *daemon) callJSON(ctx context.Context, method, path string, in, out any) error {
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, reqBody)
 	if err != nil {
 		return err
 	}

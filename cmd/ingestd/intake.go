@@ -44,7 +44,7 @@ func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error)
 	}
 	return webhook.New(webhook.Options{
 		Endpoints:    eps,
-		Enqueue:      q.Publish,
+		Enqueue:      a.unlessErased(q.Publish),
 		Replays:      replays,
 		Logger:       a.log,
 		Now:          time.Now,
@@ -78,4 +78,22 @@ func (a *app) addURL(ctx context.Context, installation, rawURL string) ([]string
 		ids = append(ids, ingestd.DocumentID(inst.ID, it.ExternalID))
 	}
 	return ids, nil
+}
+
+// unlessErased wraps publish so that an item job whose item was erased is
+// dropped before it is queued: the pipeline would skip it, but its text
+// would have reached the job stream's files. The intake answers as if it
+// were queued; the pass that meets it again counts it "skipped: erased".
+func (a *app) unlessErased(publish func(ctx context.Context, job ingestd.Job, msgID string) error) func(ctx context.Context, job ingestd.Job, msgID string) error {
+	return func(ctx context.Context, job ingestd.Job, msgID string) error {
+		erased, err := a.gate.ErasedJob(ctx, job)
+		if err != nil {
+			return err
+		}
+		if erased {
+			a.log.Info("webhook.item_erased", "installation", job.Installation)
+			return nil
+		}
+		return publish(ctx, job, msgID)
+	}
 }

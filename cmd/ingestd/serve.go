@@ -121,6 +121,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 		DeadLetters:   gatedDeadLetters{&gate},
 		Installations: a.health,
+		Erasures:      erasures{a, &gate},
 	})
 	srv, err := api.NewServer(a.cfg.Listen, h, a.cfg.Path(a.cfg.TLS.Cert), a.cfg.Path(a.cfg.TLS.Key))
 	if err != nil {
@@ -184,6 +185,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	go func() {
 		defer wg.Done()
 		a.optimizeLoop(ctx, &writes, 10*time.Minute)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.followLoop(ctx, 10*time.Second)
 	}()
 	wg.Add(1)
 	go func() {

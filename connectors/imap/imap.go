@@ -162,7 +162,7 @@ func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector
 	if err != nil {
 		return connectors.Connector{}, err
 	}
-	c := connectors.Connector{Source: src}
+	c := connectors.Connector{Source: src, Forgetter: forgetter{}}
 	if src.cfg.IDLE {
 		c.Watcher = src
 	}

@@ -37,7 +37,7 @@ import (
 // Scopes a token can hold (package access defines them).
 const (
 	ScopeRetrieve = access.ScopeRetrieve // retrieve, provenance, MCP, gRPC reflection
-	ScopeAdmin    = access.ScopeAdmin    // reject, delete, sync, add URLs, dead letters, sync history (its errors name hosts, accounts, paths)
+	ScopeAdmin    = access.ScopeAdmin    // reject, delete, sync, add URLs, dead letters, erasures, sync history (its errors name hosts, accounts, paths)
 )
 
 // MaxBodyBytes bounds every request body except webhooks'.
@@ -105,6 +105,9 @@ type Options struct {
 	DocumentReader access.DocumentReader
 	// Version is the server version MCP clients are told.
 	Version string
+	// Erasures, when set, serves the erasure routes (admin scope; see
+	// erase.go).
+	Erasures Erasures
 }
 
 type server struct {
@@ -200,6 +203,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	s.mountDLQ(mux, o.DeadLetters)
 	s.mountInstallations(mux, scopeInstallations(o.Installations))
+	s.mountErasures(mux, o.Erasures)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -490,3 +490,56 @@ func TestScopedAdmin(t *testing.T) {
 		t.Errorf("the support mail is %s after a refused reject and delete", got)
 	}
 }
+
+// erasureLog is an api.Erasures that records what reached it.
+type erasureLog struct{ calls []string }
+
+func (l *erasureLog) Erase(_ context.Context, req ingestd.ErasureRequest) (ingestd.ErasureReport, error) {
+	l.calls = append(l.calls, "erase "+req.Author+req.Installation)
+	return ingestd.ErasureReport{}, nil
+}
+
+func (l *erasureLog) Tombstones(context.Context) ([]ingestd.Tombstone, error) {
+	l.calls = append(l.calls, "tombstones")
+	return nil, nil
+}
+
+func (l *erasureLog) Lift(_ context.Context, req ingestd.LiftRequest) (int, error) {
+	l.calls = append(l.calls, "lift "+req.Author)
+	return 0, nil
+}
+
+// TestScopedErasures: an erasure by author spans installations and a
+// lift can bring back what another installation's operator erased, so
+// an admin token limited to some installations is refused every erasure
+// route, even one that names its own installation; an unlimited one is
+// served.
+func TestScopedErasures(t *testing.T) {
+	log := &erasureLog{}
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{
+		Tokens: []api.Token{
+			{Name: "desk-ops", Token: opsToken, Scopes: []string{api.ScopeAdmin}, Installations: []string{"handbook"}},
+			{Name: "ops", Token: adminToken, Scopes: []string{api.ScopeAdmin}},
+		},
+		Erasures: log,
+	})
+	for _, tt := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/v1/erasures", map[string]any{"author": "mallory@example.com"}},
+		{"POST", "/v1/erasures", map[string]any{"installation": "handbook"}},
+		{"GET", "/v1/erasures", nil},
+		{"POST", "/v1/erasures/lift", map[string]any{"author": "mallory@example.com"}},
+	} {
+		if status, body, _ := e.do(t, tt.method, tt.path, opsToken, tt.body); status != http.StatusForbidden {
+			t.Errorf("%s %s %v with a limited token: %d %s, want 403", tt.method, tt.path, tt.body, status, body)
+		}
+		if status, body, _ := e.do(t, tt.method, tt.path, adminToken, tt.body); status != http.StatusOK {
+			t.Errorf("%s %s %v with an unlimited token: %d %s, want 200", tt.method, tt.path, tt.body, status, body)
+		}
+	}
+	if got, want := strings.Join(log.calls, ","), "erase mallory@example.com,erase handbook,tombstones,lift mallory@example.com"; got != want {
+		t.Errorf("reached the erasures: %s, want %s", got, want)
+	}
+}

@@ -110,7 +110,10 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	}
 	const params = "_busy_timeout=5000&_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
 	var err error
-	if s.write, err = sql.Open(driverName, path+"?"+params+"&_txlock=immediate"); err != nil {
+	// The writer runs with secure_delete on: what a write deletes (a
+	// replaced chunk, an erased document) is overwritten with zeros, in
+	// the pages it frees too, instead of lingering in the file.
+	if s.write, err = sql.Open(driverName, path+"?"+params+"&_txlock=immediate&_secure_delete=on"); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s.write.SetMaxOpenConns(1)

@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"RunStates", testRunStates},
 		{"Ping", testPing},
 	}
+	tests = append(tests, lifecycleTests(open)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.fn(t, open(t))

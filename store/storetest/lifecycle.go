@@ -1,0 +1,469 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ingestd/ingestd"
+)
+
+// lifecycleTests are the cases of ingestd.Eraser and ingestd.Archiver.
+// open makes a second store for the round trip.
+func lifecycleTests(open func(t *testing.T) ingestd.Store) []struct {
+	name string
+	fn   func(t *testing.T, s ingestd.Store)
+} {
+	return []struct {
+		name string
+		fn   func(t *testing.T, s ingestd.Store)
+	}{
+		{"FindDocuments", testFindDocuments},
+		{"Erase/RemovesEverything", testEraseRemoves},
+		{"Erase/Tombstones", testEraseTombstones},
+		{"Erase/Invalid", testEraseInvalid},
+		{"Cursors/ByPrefix", testCursorsByPrefix},
+		{"Archive/RoundTrip", func(t *testing.T, s ingestd.Store) { testArchiveRoundTrip(t, s, open(t)) }},
+		{"Archive/ImportReplaces", testImportReplaces},
+		{"Archive/ImportInvalid", testImportInvalid},
+	}
+}
+
+func testFindDocuments(t *testing.T, s ingestd.Store) {
+	mail := Doc("support", "<m1@example.com>", ingestd.TierUntrustedExternal, "m1")
+	mail.Author = "Alice Example <Alice@Example.com>, bob@example.com"
+	att := Doc("support", "<m1@example.com>/a.pdf", ingestd.TierUntrustedExternal, "a")
+	att.ParentID = mail.ID
+	other := Doc("wiki", "page.md", ingestd.TierTrustedInternal, "p")
+	other.Author = "carol"
+	for _, d := range []*ingestd.Document{mail, att, other} {
+		MustPut(t, s, d, nil, nil)
+	}
+	if err := s.DeleteDocument(ctx(), att.ID); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ds []ingestd.Document, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(ds))
+		for i, d := range ds {
+			out[i] = d.ID
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		q    ingestd.DocumentQuery
+		want []string
+	}{
+		{"ids", ingestd.DocumentQuery{IDs: []string{other.ID, att.ID, "dmissing"}}, sorted(other.ID, att.ID)},
+		{"parents (a tombstone included)", ingestd.DocumentQuery{ParentIDs: []string{mail.ID}}, []string{att.ID}},
+		{"installation", ingestd.DocumentQuery{Installation: "support"}, sorted(mail.ID, att.ID)},
+		{"author, ASCII case ignored", ingestd.DocumentQuery{AuthorContains: "alice@EXAMPLE.com"}, []string{mail.ID}},
+		{"author, second sender", ingestd.DocumentQuery{AuthorContains: "bob@"}, []string{mail.ID}},
+		{"author nobody has", ingestd.DocumentQuery{AuthorContains: "mallory"}, nil},
+	} {
+		equalStrings(t, tt.name, ids(s.FindDocuments(ctx(), tt.q)), tt.want)
+	}
+	got, err := s.FindDocuments(ctx(), ingestd.DocumentQuery{IDs: []string{mail.ID}})
+	if err != nil || len(got) != 1 || got[0].Author != mail.Author || got[0].ExternalID != mail.ExternalID {
+		t.Fatalf("FindDocuments(%s) = %+v, %v", mail.ID, got, err)
+	}
+	for _, q := range []ingestd.DocumentQuery{{}, {Installation: "support", AuthorContains: "x"}} {
+		_, err := s.FindDocuments(ctx(), q)
+		wantCode(t, err, ingestd.EINVALID)
+	}
+}
+
+func testEraseRemoves(t *testing.T, s ingestd.Store) {
+	gone := Doc("inst", "gone.md", ingestd.TierUntrustedExternal, "g")
+	keep := Doc("inst", "keep.md", ingestd.TierUntrustedExternal, "k")
+	dead := Doc("inst", "dead.md", ingestd.TierUntrustedExternal, "d")
+	goneChunks := Chunks(gone, 0, "zebrafish confidential", "second zebrafish part")
+	MustPut(t, s, gone, goneChunks, []ingestd.Link{link(gone.ID, keep.ID, "reply")})
+	MustPut(t, s, keep, Chunks(keep, 2, "ordinary words"), []ingestd.Link{link(keep.ID, gone.ID, "xref")})
+	MustPut(t, s, dead, Chunks(dead, 3, "dead words"), nil)
+	if err := s.DeleteDocument(ctx(), dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutEmbeddings(ctx(), "e1", map[string][]float32{"hgone": {1}, "hkeep": {2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutEmbeddings(ctx(), "e2", map[string][]float32{"hgone": {3}}); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"event-at:gone.md": "t", "event-at:keep.md": "t", "map": "gone.md,keep.md"} {
+		if err := s.SetCursor(ctx(), "inst", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Load any lazily built index first, so the erasure has to reach it.
+	if hits, err := s.SearchText(ctx(), "zebrafish", ingestd.Filter{}, 10); err != nil || len(hits) != 2 {
+		t.Fatalf("SearchText before erasure = %v, %v", hits, err)
+	}
+	n, err := s.Erase(ctx(), ingestd.Erasure{
+		DocumentIDs: []string{gone.ID, dead.ID, "dmissing"},
+		TextHashes:  []string{"hgone"},
+		Cursors: []ingestd.Cursor{
+			{Installation: "inst", Key: "event-at:gone.md"},
+			{Installation: "inst", Key: "map", Value: "keep.md"},
+		},
+		Tombstones: []ingestd.Tombstone{{Key: "k-gone", KeyID: "kid", Kind: ingestd.TombstoneDocument, Installation: "inst", CreatedAt: t0}},
+	})
+	if err != nil {
+		t.Fatalf("Erase: %v", err)
+	}
+	want := ingestd.ErasureCounts{Documents: 2, Chunks: 2, Links: 2, CachedEmbeddings: 2, Cursors: 2, Tombstones: 1}
+	if n != want {
+		t.Fatalf("Erase counts %+v, want %+v", n, want)
+	}
+	for _, id := range []string{gone.ID, dead.ID} {
+		_, err := s.Document(ctx(), id)
+		wantCode(t, err, ingestd.ENOTFOUND)
+	}
+	all := ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusRejected, ingestd.StatusDeleted}}
+	if hits, err := s.SearchText(ctx(), "zebrafish", all, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("SearchText after erasure = %v, %v", hits, err)
+	}
+	if hits, err := s.SearchVector(ctx(), Axis(0), all, 10); err != nil || len(hits) != 1 || hits[0].DocumentID != keep.ID {
+		t.Fatalf("SearchVector after erasure = %v, %v, want only %s", hits, err, keep.ID)
+	}
+	if views, err := s.Chunks(ctx(), chunkIDList(goneChunks)); err != nil || len(views) != 0 {
+		t.Fatalf("Chunks after erasure = %v, %v", views, err)
+	}
+	if ls, err := s.Links(ctx(), []string{keep.ID, gone.ID}); err != nil || len(ls) != 0 {
+		t.Fatalf("Links after erasure = %v, %v", ls, err)
+	}
+	if facts, err := s.TierFacts(ctx(), []string{gone.ID, keep.ID}, nil); err != nil || len(facts) != 1 {
+		t.Fatalf("TierFacts after erasure = %v, %v, want only %s", facts, err, keep.ID)
+	}
+	if refs, err := s.DocumentRefs(ctx(), "inst"); err != nil || len(refs) != 1 || refs[0].ID != keep.ID {
+		t.Fatalf("DocumentRefs after erasure = %+v, %v", refs, err)
+	}
+	if got, err := s.CachedEmbeddings(ctx(), "e1", []string{"hgone", "hkeep"}); err != nil || len(got) != 1 || got["hkeep"] == nil {
+		t.Fatalf("cache after erasure = %v, %v, want only hkeep", got, err)
+	}
+	if got, err := s.CachedEmbeddings(ctx(), "e2", []string{"hgone"}); err != nil || len(got) != 0 {
+		t.Fatalf("other embedder's cache after erasure = %v, %v, want none", got, err)
+	}
+	for k, want := range map[string]string{"event-at:gone.md": "", "event-at:keep.md": "t", "map": "keep.md"} {
+		if v, err := s.Cursor(ctx(), "inst", k); err != nil || v != want {
+			t.Fatalf("cursor %s = %q, %v, want %q", k, v, err, want)
+		}
+	}
+	if hits, err := s.SearchText(ctx(), "ordinary", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("the other document after erasure = %v, %v", hits, err)
+	}
+	// Erasing nothing (again) is no error.
+	if n, err := s.Erase(ctx(), ingestd.Erasure{DocumentIDs: []string{gone.ID}}); err != nil || n.Documents != 0 {
+		t.Fatalf("second Erase = %+v, %v", n, err)
+	}
+}
+
+func testEraseTombstones(t *testing.T, s ingestd.Store) {
+	erased := func(keyID string, keys ...string) bool {
+		t.Helper()
+		ok, err := s.Erased(ctx(), keyID, keys)
+		if err != nil {
+			t.Fatalf("Erased(%v): %v", keys, err)
+		}
+		return ok
+	}
+	if erased("kid", "a") {
+		t.Fatal("Erased in an empty store = true")
+	}
+	ts := []ingestd.Tombstone{
+		{Key: "a", KeyID: "kid", Kind: ingestd.TombstoneDocument, Installation: "inst", CreatedAt: t0},
+		{Key: "b", KeyID: "kid", Kind: ingestd.TombstoneAuthor, CreatedAt: t0.Add(time.Second)},
+	}
+	if _, err := s.Erase(ctx(), ingestd.Erasure{Tombstones: ts}); err != nil {
+		t.Fatal(err)
+	}
+	if !erased("kid", "x", "b") || !erased("kid", "a") || erased("kid", "x", "y") || erased("kid") {
+		t.Fatal("Erased does not answer by the tombstones")
+	}
+	many := make([]string, 1200)
+	for i := range many {
+		many[i] = fmt.Sprint("x", i)
+	}
+	many[1100] = "a"
+	if !erased("kid", many...) {
+		t.Fatal("Erased of 1200 keys misses the one tombstone among them")
+	}
+	_, err := s.Erased(ctx(), "another", []string{"a"})
+	wantCode(t, err, ingestd.ECONFLICT)
+	got, err := s.Tombstones(ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Key != "a" || got[0].Installation != "inst" || got[0].Kind != ingestd.TombstoneDocument ||
+		!got[0].CreatedAt.Equal(t0) || got[1].Key != "b" || got[1].Installation != "" || got[1].KeyID != "kid" {
+		t.Fatalf("Tombstones = %+v", got)
+	}
+	if n, err := s.LiftTombstones(ctx(), []string{"a", "zzz"}); err != nil || n != 1 {
+		t.Fatalf("LiftTombstones = %d, %v, want 1", n, err)
+	}
+	if erased("kid", "a") || !erased("kid", "b") {
+		t.Fatal("a lifted tombstone still answers, or the other does not")
+	}
+}
+
+func testEraseInvalid(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", "", "a")
+	MustPut(t, s, d, nil, nil)
+	for _, tomb := range []ingestd.Tombstone{{KeyID: "k", Kind: ingestd.TombstoneDocument}, {Key: "x", Kind: ingestd.TombstoneDocument}, {Key: "x", KeyID: "k", Kind: "other"}} {
+		_, err := s.Erase(ctx(), ingestd.Erasure{DocumentIDs: []string{d.ID}, Tombstones: []ingestd.Tombstone{tomb}})
+		wantCode(t, err, ingestd.EINVALID)
+	}
+	if _, err := s.Document(ctx(), d.ID); err != nil {
+		t.Fatalf("a refused erasure removed the document: %v", err)
+	}
+}
+
+// archiveFixture fills s with one of everything an archive carries.
+func archiveFixture(t *testing.T, s ingestd.Store) {
+	t.Helper()
+	if err := s.PutInstallations(ctx(), []ingestd.Installation{{ID: "inst", Kind: "files", Tier: ingestd.TierTrustedInternal}, {ID: "raw", Kind: "webhook"}}); err != nil {
+		t.Fatal(err)
+	}
+	trusted := Doc("inst", "a.md", ingestd.TierTrustedInternal, "a")
+	trusted.Meta = map[string]string{"author_association": "OWNER", "path": "a.md"}
+	unknown := Doc("inst", "b.md", "partner-internal", "b") // a tier from a newer build, kept verbatim
+	unknown.ParentID = trusted.ID
+	undeclared := Doc("raw", "c", "", "c")
+	rejected := Doc("inst", "d.md", ingestd.TierUntrustedExternal, "d")
+	rejected.Status = ingestd.StatusRejected
+	deleted := Doc("inst", "e.md", ingestd.TierUntrustedExternal, "e")
+	MustPut(t, s, trusted, Chunks(trusted, 0, "alpha words", "beta words"), []ingestd.Link{link(trusted.ID, unknown.ID, "xref"), link(trusted.ID, "dnotstored", "link")})
+	MustPut(t, s, unknown, Chunks(unknown, 2, "gamma words"), []ingestd.Link{link(unknown.ID, trusted.ID, "parent")})
+	MustPut(t, s, undeclared, Chunks(undeclared, 3, "delta words"), nil)
+	MustPut(t, s, rejected, Chunks(rejected, 4, "epsilon words"), nil)
+	MustPut(t, s, deleted, Chunks(deleted, 5, "zeta words"), nil)
+	if err := s.DeleteDocument(ctx(), deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	noVec := Chunks(Doc("inst", "f.md", ingestd.TierTrustedInternal, "f"), 0, "eta words")
+	noVec[0].Embedding, noVec[0].EmbedderID = nil, ""
+	MustPut(t, s, Doc("inst", "f.md", ingestd.TierTrustedInternal, "f"), noVec, nil)
+	for _, c := range []ingestd.Cursor{{Installation: "inst", Key: "k1", Value: `{"x":1}`}, {Installation: "raw", Key: "k2", Value: "v"}} {
+		if err := s.SetCursor(ctx(), c.Installation, c.Key, c.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Erase(ctx(), ingestd.Erasure{Tombstones: []ingestd.Tombstone{{Key: "t1", KeyID: "kid", Kind: ingestd.TombstoneDocument, Installation: "inst", CreatedAt: t0}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustExport returns every record Export yields.
+func mustExport(t *testing.T, s ingestd.Store) []ingestd.ArchiveRecord {
+	t.Helper()
+	var out []ingestd.ArchiveRecord
+	if err := s.Export(ctx(), func(r ingestd.ArchiveRecord) error {
+		out = append(out, r)
+		return nil
+	}); err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	return out
+}
+
+// describe writes a record the same way whichever store it came from:
+// times in UTC at microseconds (Postgres keeps no more), empty and nil
+// slices alike.
+func describe(r ingestd.ArchiveRecord) string {
+	switch {
+	case r.Summary != nil:
+		return fmt.Sprintf("summary %+v", *r.Summary)
+	case r.Installation != nil:
+		return fmt.Sprintf("installation %s %s %q", r.Installation.ID, r.Installation.Kind, r.Installation.Tier)
+	case r.Tombstone != nil:
+		tb := *r.Tombstone
+		tb.CreatedAt = tb.CreatedAt.UTC().Truncate(time.Microsecond)
+		return fmt.Sprintf("tombstone %+v", tb)
+	case r.Cursor != nil:
+		return fmt.Sprintf("cursor %+v", *r.Cursor)
+	case r.Document != nil:
+		d := *r.Document
+		for _, tm := range []*time.Time{&d.CreatedAt, &d.UpdatedAt, &d.IngestedAt, &d.DeletedAt} {
+			*tm = tm.UTC().Truncate(time.Microsecond)
+		}
+		chunks := fmt.Sprint(len(d.Chunks))
+		for _, c := range d.Chunks {
+			chunks += fmt.Sprintf(" [%s %s %d %q %q %q %d %v %s %q]", c.ID, c.DocumentID, c.Ordinal, c.HeadingPath, c.Text, c.Fenced, c.Tokens, c.Embedding, c.EmbedderID, c.Tier)
+		}
+		meta := fmt.Sprint(d.Meta)
+		if len(d.Meta) == 0 {
+			meta = "none"
+		}
+		deletedSet := !d.DeletedAt.IsZero()
+		d.Chunks, d.Meta, d.DeletedAt = nil, nil, time.Time{}
+		return fmt.Sprintf("document %+v meta %s deleted %v chunks %s links %v", d.Document, meta, deletedSet, chunks, d.Links)
+	}
+	return "empty record"
+}
+
+func describeAll(recs []ingestd.ArchiveRecord) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = describe(r)
+	}
+	return out
+}
+
+func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store) {
+	archiveFixture(t, s)
+	recs := mustExport(t, s)
+	if recs[0].Summary == nil {
+		t.Fatalf("the first record is %s, want the summary", describe(recs[0]))
+	}
+	sum := *recs[0].Summary
+	wantSum := ingestd.ArchiveSummary{Installations: 2, Tombstones: 1, Documents: 6, Chunks: 6, Links: 3, Cursors: 2,
+		Embedders: map[string]int{testEmbedder: 5, "": 1}}
+	if !reflect.DeepEqual(sum, wantSum) {
+		t.Fatalf("summary %+v, want %+v", sum, wantSum)
+	}
+	var kinds []string
+	for _, r := range recs[1:] {
+		kind := describe(r)[:4]
+		if len(kinds) == 0 || kinds[len(kinds)-1] != kind {
+			kinds = append(kinds, kind)
+		}
+	}
+	if want := []string{"inst", "tomb", "docu", "curs"}; !slices.Equal(kinds, want) {
+		t.Fatalf("records come as %q, want %q", kinds, want)
+	}
+	var docs []string
+	for _, r := range recs {
+		if r.Document != nil {
+			docs = append(docs, r.Document.ID)
+			if r.Document.Status == ingestd.StatusDeleted && r.Document.DeletedAt.IsZero() {
+				t.Fatalf("tombstoned document %s exported without its deletion time", r.Document.ID)
+			}
+		}
+	}
+	if !slices.IsSorted(docs) || len(docs) != 6 {
+		t.Fatalf("documents %v, want 6 in id order", docs)
+	}
+
+	if err := into.Import(ctx(), recs); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	again := mustExport(t, into)
+	equalStrings(t, "records exported after the round trip", describeAll(again), describeAll(recs))
+
+	// The imported store searches what it holds, as the first did.
+	for _, st := range []ingestd.Store{s, into} {
+		if hits, err := st.SearchText(ctx(), "gamma", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+			t.Fatalf("SearchText gamma = %v, %v", hits, err)
+		}
+		if hits, err := st.SearchVector(ctx(), Axis(4), ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}, 10); err != nil || len(hits) != 1 {
+			t.Fatalf("SearchVector of the rejected block = %v, %v", hits, err)
+		}
+		if hits, err := st.SearchText(ctx(), "zeta", ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusDeleted, ingestd.StatusActive}}, 10); err != nil || len(hits) != 0 {
+			t.Fatalf("a tombstone's text is searchable: %v, %v", hits, err)
+		}
+	}
+	if ok, err := into.Erased(ctx(), "kid", []string{"t1"}); err != nil || !ok {
+		t.Fatalf("imported tombstone: Erased = %v, %v", ok, err)
+	}
+	facts, err := into.TierFacts(ctx(), []string{ingestd.DocumentID("inst", "b.md")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := facts[ingestd.DocumentID("inst", "b.md")]; f.Tier != "partner-internal" || f.Parent == nil || f.Parent.Tier != ingestd.TierTrustedInternal {
+		t.Fatalf("imported facts %+v: the unknown tier is not kept verbatim, or the parent is lost", f)
+	}
+}
+
+func testImportReplaces(t *testing.T, s ingestd.Store) {
+	d := Doc("inst", "a.md", ingestd.TierTrustedInternal, "v1")
+	MustPut(t, s, d, Chunks(d, 0, "old words"), []ingestd.Link{link(d.ID, "dold", "xref")})
+	if err := s.PutInstallations(ctx(), []ingestd.Installation{{ID: "inst", Kind: "files", Tier: ingestd.TierTrustedInternal}}); err != nil {
+		t.Fatal(err)
+	}
+	newer := *Doc("inst", "a.md", ingestd.TierUntrustedExternal, "v2")
+	newer.Status = ingestd.StatusDeleted
+	at := t0.Add(48 * time.Hour)
+	err := s.Import(ctx(), []ingestd.ArchiveRecord{
+		{Summary: &ingestd.ArchiveSummary{}},
+		{Installation: &ingestd.Installation{ID: "inst", Kind: "imap", Tier: ingestd.TierUntrustedExternal}},
+		{Document: &ingestd.ArchivedDocument{Document: newer, DeletedAt: at, Links: []ingestd.Link{link(d.ID, "dnew", "xref")}}},
+	})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	got, err := s.Document(ctx(), d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingestd.StatusDeleted || got.Tier != ingestd.TierUntrustedExternal || got.ContentHash != newer.ContentHash {
+		t.Fatalf("imported document %+v, want the archive's", got)
+	}
+	if hits, err := s.SearchText(ctx(), "old", ingestd.Filter{}, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("the replaced document's chunks are still searchable: %v, %v", hits, err)
+	}
+	if ls, err := s.Links(ctx(), []string{d.ID}); err != nil || len(ls) != 1 || ls[0].To != "dnew" {
+		t.Fatalf("links after import = %v, %v, want only -> dnew", ls, err)
+	}
+	var inst *ingestd.Installation
+	for _, r := range mustExport(t, s) {
+		if r.Installation != nil {
+			inst = r.Installation
+		}
+	}
+	if inst == nil || inst.Kind != "files" {
+		t.Fatalf("an imported installation replaced the configured one: %+v", inst)
+	}
+}
+
+func testImportInvalid(t *testing.T, s ingestd.Store) {
+	good := Doc("inst", "good.md", "", "g")
+	bad := *Doc("inst", "bad.md", "", "b")
+	bad.ContentHash = ""
+	err := s.Import(ctx(), []ingestd.ArchiveRecord{
+		{Document: &ingestd.ArchivedDocument{Document: *good}},
+		{Document: &ingestd.ArchivedDocument{Document: bad}},
+	})
+	wantCode(t, err, ingestd.EINVALID)
+	if _, err := s.Document(ctx(), good.ID); ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
+		t.Fatalf("a refused import wrote part of its batch: %v", err)
+	}
+	foreign := *Doc("inst", "c.md", "", "c")
+	err = s.Import(ctx(), []ingestd.ArchiveRecord{{Document: &ingestd.ArchivedDocument{Document: foreign,
+		Chunks: []ingestd.Chunk{{ID: "c1", DocumentID: "dother", Text: "x", Fenced: "x"}}}}})
+	wantCode(t, err, ingestd.EINVALID)
+}
+
+func testCursorsByPrefix(t *testing.T, s ingestd.Store) {
+	for _, c := range []ingestd.Cursor{
+		{Installation: "inst", Key: "uidmap:1:0:INBOX", Value: "a"},
+		{Installation: "inst", Key: "uidmap:1:1:INBOX", Value: "b"},
+		{Installation: "inst", Key: "uidmap_", Value: "not under the prefix"},
+		{Installation: "inst", Key: "mailbox:INBOX", Value: "c"},
+		{Installation: "other", Key: "uidmap:1:0:INBOX", Value: "d"},
+		{Installation: "inst", Key: "%wild", Value: "e"},
+	} {
+		if err := s.SetCursor(ctx(), c.Installation, c.Key, c.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Cursors(ctx(), "inst", "uidmap:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ingestd.Cursor{{Installation: "inst", Key: "uidmap:1:0:INBOX", Value: "a"}, {Installation: "inst", Key: "uidmap:1:1:INBOX", Value: "b"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Cursors(inst, uidmap:) = %+v, want %+v", got, want)
+	}
+	if got, err := s.Cursors(ctx(), "inst", "%"); err != nil || len(got) != 1 || got[0].Value != "e" {
+		t.Fatalf("Cursors(inst, %%) = %+v, %v: a prefix is not a pattern", got, err)
+	}
+	if got, err := s.Cursors(ctx(), "inst", ""); err != nil || len(got) != 5 {
+		t.Fatalf("Cursors(inst, \"\") = %d cursors, %v, want all 5", len(got), err)
+	}
+}
