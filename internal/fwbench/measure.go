@@ -23,7 +23,11 @@ type Report struct {
 	Corpus       CorpusSummary `json:"corpus"`
 	FirewallMode string        `json:"firewall_mode"`
 	Modes        []Figures     `json:"modes"`
-	Goals        []GoalResult  `json:"goals"`
+	// Holdout splits the recommended mode's turns by question number:
+	// even ids (the half its rules were tuned on) and odd ids (the half
+	// held out), so that a rule fitted to one half shows on the other.
+	Holdout []Figures    `json:"holdout,omitempty"`
+	Goals   []GoalResult `json:"goals"`
 }
 
 // CorpusSummary says what was asked of what.
@@ -191,6 +195,9 @@ func (b *Bench) Measure(ctx context.Context, modes []Mode, firewallMode string) 
 		}
 		f.aggregate()
 		r.Modes = append(r.Modes, f)
+		if m.Name == Recommended {
+			r.Holdout = append(r.Holdout, f.split("even ids", 0), f.split("odd ids", 1))
+		}
 	}
 	r.Goals = CheckGoals(r.Modes)
 	return r, nil
@@ -352,6 +359,27 @@ func (b *Bench) hasMarker(text string) bool {
 		}
 	}
 	return false
+}
+
+// split returns the figures of the turns whose question number (the
+// digits of its id) has the parity, named "<mode>, <name>". Ids without
+// digits count as even.
+func (f *Figures) split(name string, parity int) Figures {
+	out := Figures{Mode: f.Mode + ", " + name, About: f.About,
+		NeedlessVia: map[string]int{BlockPrimary: 0, BlockExpanded: 0, BlockRejected: 0}}
+	for _, t := range f.Turns {
+		n := 0
+		for _, r := range t.Question {
+			if '0' <= r && r <= '9' {
+				n = 10*n + int(r-'0')
+			}
+		}
+		if n%2 == parity {
+			out.Turns = append(out.Turns, t)
+		}
+	}
+	out.aggregate()
+	return out
 }
 
 // aggregate computes the mode's figures from its turns.
