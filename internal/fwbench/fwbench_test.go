@@ -138,6 +138,35 @@ func TestFirewallBenchmark(t *testing.T) {
 	}
 }
 
+// TestVariantCorpus asks the second corpus (another company, another
+// vocabulary) every question in every mode: it loads whole, and every
+// goal holds there too, so that the recommended mode's rules are not a
+// fit to the main corpus's words.
+func TestVariantCorpus(t *testing.T) {
+	b, err := Open(t.Context(), Options{Corpus: Variant(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := len(b.Corpus.Questions); got < 30 {
+		t.Errorf("%d questions, want at least 30", got)
+	}
+	r, err := b.Measure(t.Context(), Modes, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := false
+	for _, g := range r.Goals {
+		checked = checked || g.Measured == Recommended
+		if !g.Met {
+			t.Errorf("goal missed on the variant: mode %s, %s %s: got %g (%s)", g.Measured, g.Metric, bound(g.Goal), g.Value, g.Because)
+		}
+	}
+	if !checked {
+		t.Error("no goal of the recommended mode was checked")
+	}
+}
+
 // TestInjectionReachIsCounted runs the default mode with the firewall in
 // shadow mode, where every turn keeps its tools: every turn that served
 // injected text must then count as reach, or the benchmark's zero proves

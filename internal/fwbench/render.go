@@ -47,8 +47,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		"questions whose needed external document was not served. score/top: the first untrusted chunk's\n" +
 		"fused score over the top chunk's.\n")
 	for _, f := range r.Modes {
-		if f.GroundedTrusted+f.GroundedExternal > 0 {
-			fmt.Fprintf(&b, "%s: grounding auto answered %d turns from trusted documents and %d with external ones.\n",
+		if f.GroundedExternal > 0 {
+			fmt.Fprintf(&b, "%s: %d answers from trusted documents only, %d with the external documents grounding auto let in.\n",
 				f.Mode, f.GroundedTrusted, f.GroundedExternal)
 		}
 		if f.ActedOnView > 0 {
@@ -58,7 +58,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	if len(r.Holdout) > 0 {
-		b.WriteString("The even/odd rows split the recommended mode's questions by number: its rules were chosen on even ids.\n")
+		b.WriteString("The even/odd rows split the recommended mode's questions by number (on the built-in corpus its rules\n" +
+			"were chosen on even ids; odd ids are held out).\n")
 	}
 	b.WriteString("\ngoals:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
