@@ -1,7 +1,8 @@
 // Package files is the connector for a local folder: it walks a root
 // directory and emits one item per matching file (Markdown, plain text,
 // HTML converted to text, and .eml messages with their text attachments as
-// child items).
+// child items, linked to the other messages of their thread as the imap
+// connector links mail).
 //
 // It only reads: it never writes, moves or deletes anything under the root,
 // never reads anything outside the root or anything but a regular file
@@ -155,7 +156,9 @@ func (s *Source) Config() Config { return s.cfg }
 // (its files would be tombstoned for nothing) and logs why.
 //
 // Every file is read on every pass; the pipeline skips unchanged content by
-// hash. A cursor of mtimes could skip reading, but a file skipped is
+// hash. Before the reads, the header of every listed .eml is read to index
+// Message-IDs, so that each message links to the files of its thread
+// (see mailItems). A cursor of mtimes could skip reading, but a file skipped is
 // neither Put nor Failed, and Complete would then tombstone it.
 //
 // It returns an error when the root is missing (ENOTFOUND) or not a
@@ -175,11 +178,12 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 	}
 	total := len(files)
 	pass.Total(total)
+	idx := indexThreads(t, files)
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		items, over, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+		items, over, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments, idx)
 		if ingestd.ErrorCode(err) == ingestd.ETOOLARGE {
 			s.log.Warn("files: file over max_file_bytes skipped", "path", rel, "err", err)
 			pass.Skip(rel, "over max_file_bytes")
@@ -213,14 +217,23 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 
 // ReadItems reads the file at rel (slash-separated, relative to the
 // source's root) as the items Sync would Put for it, through the root
-// like Sync (see ReadItems).
+// like Sync (see ReadItems). An .eml is linked to its thread as Sync links
+// it, which reads the headers of the tree's other .eml files.
 func (s *Source) ReadItems(rel string) ([]ingestd.Item, error) {
 	t, err := openTree(s.cfg.Root)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	items, _, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments)
+	var idx threads
+	if isEML(rel) {
+		files, _, err := s.list(context.Background(), t)
+		if err != nil {
+			return nil, err
+		}
+		idx = indexThreads(t, files)
+	}
+	items, _, err := readItems(t, s.installation, rel, s.cfg.MaxFileBytes, s.cfg.MaxAttachments, idx)
 	return items, err
 }
 

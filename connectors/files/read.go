@@ -39,13 +39,11 @@ func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.It
 	if maxFileBytes <= 0 {
 		maxFileBytes = DefaultMaxFileBytes
 	}
-	t, err := openTree(root)
+	s, err := NewSource(installation, Config{Root: root, MaxFileBytes: maxFileBytes}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer t.Close()
-	items, _, err := readItems(t, installation, clean, maxFileBytes, mail.DefaultMaxAttachments)
-	return items, err
+	return s.ReadItems(clean)
 }
 
 // URI is the stable address of a file of an installation:
@@ -57,19 +55,21 @@ func URI(installation, rel string) string {
 }
 
 // readItems reads the file rel through t as its items; over are the ids
-// of the .eml attachments past maxAttachments.
-func readItems(t *tree, installation, rel string, max int64, maxAttachments int) (items []ingestd.Item, over []string, err error) {
+// of the .eml attachments past maxAttachments. idx links an .eml to the
+// messages of its thread.
+func readItems(t *tree, installation, rel string, max int64, maxAttachments int, idx threads) (items []ingestd.Item, over []string, err error) {
 	data, fi, err := t.read(rel, max)
 	if err != nil {
 		return nil, nil, err
 	}
-	return itemsFor(installation, rel, data, fi.ModTime(), maxAttachments)
+	return itemsFor(installation, rel, data, fi.ModTime(), maxAttachments, idx)
 }
 
 // itemsFor turns one file's bytes into its items: the file itself, and for
 // an .eml its text-like attachments as children, at most maxAttachments
-// (over are the ids of the rest).
-func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachments int) (items []ingestd.Item, over []string, err error) {
+// (over are the ids of the rest), and its links to the files of its thread
+// in idx.
+func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachments int, idx threads) (items []ingestd.Item, over []string, err error) {
 	base := path.Base(rel)
 	it := ingestd.Item{
 		ExternalID: rel,
@@ -81,7 +81,7 @@ func itemsFor(installation, rel string, data []byte, mtime time.Time, maxAttachm
 	}
 	switch strings.ToLower(path.Ext(rel)) {
 	case ".eml":
-		return mailItems(it, data, maxAttachments)
+		return mailItems(it, data, maxAttachments, idx)
 	case ".html", ".htm", ".xhtml":
 		enc, name, _ := htmlcharset.DetermineEncoding(data, "text/html")
 		utf, err := enc.NewDecoder().Bytes(data)
@@ -200,8 +200,10 @@ func isSetextH1(l string) bool {
 //
 // The file's identity is its path, not its Message-ID: two files holding
 // messages with one Message-ID are two documents whatever they hold, and
-// no file can take another's place.
-func mailItems(it ingestd.Item, data []byte, maxAttachments int) ([]ingestd.Item, []string, error) {
+// no file can take another's place. The message links to the files of its
+// thread that idx knows: "reply" to the one its In-Reply-To names,
+// "thread" to those of its References, as the imap connector links them.
+func mailItems(it ingestd.Item, data []byte, maxAttachments int, idx threads) ([]ingestd.Item, []string, error) {
 	m, err := mail.Parse(data, &mail.Options{MaxMessageBytes: int64(len(data))})
 	if err != nil {
 		return nil, nil, err
@@ -216,6 +218,7 @@ func mailItems(it ingestd.Item, data []byte, maxAttachments int) ([]ingestd.Item
 	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
 	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
+	it.Links = idx.links(it.ExternalID, m.InReplyTo, m.References)
 	att := mail.AttachmentItems(it, m, map[string]string{"path": it.Meta["path"]}, maxAttachments)
 	mail.AddDefect(it.Meta, att.Defect)
 	return append([]ingestd.Item{it}, att.Children...), att.Over, nil
