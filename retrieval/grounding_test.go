@@ -210,3 +210,15 @@ func TestTrustedViewVerdictIsItsOwn(t *testing.T) {
 		t.Errorf("view serves %d chunks with verdict %+v, want none and tools allowed", len(v.Primary)+len(v.Expanded)+len(v.Rejected), v.Verdict)
 	}
 }
+
+// TestGroundingAutoNothingToChoose: with a narrowing that matches no
+// installation, grounding auto serves nothing and says trusted: nothing
+// untrusted could be served.
+func TestGroundingAutoNothingToChoose(t *testing.T) {
+	svc := MustService(t, ingestd.ModeEnforce)
+	resp := MustRetrieve(t, svc, ingestd.RetrieveRequest{Query: "refund", Grounding: ingestd.GroundingAuto,
+		Installations: []string{"not-configured"}, Tiers: []string{string(ingestd.TierTrustedInternal)}})
+	if len(docs(resp)) != 0 || resp.Grounding != ingestd.GroundedTrusted || !resp.Verdict.ToolsAllowed {
+		t.Errorf("served %v, grounding %q, verdict %+v; want nothing, trusted, allowed", docs(resp), resp.Grounding, resp.Verdict)
+	}
+}

@@ -21,6 +21,24 @@
 // verdict allows tools honestly. A turn that answers a question (quoting
 // a customer's mail is fine) should not set it: it would hide what the
 // outside said.
+//
+// Grounding auto (RetrieveRequest.Grounding) is the middle way, and the
+// recommended request (README.md, docs/BENCHMARKS.md): it ranks every
+// tier together, then leaves untrusted documents out of all three blocks
+// unless an untrusted chunk is the best full-text evidence for the query
+// (it beats every trusted chunk's score). A question about the handbook
+// that a customer's mail happens to echo is answered from the handbook
+// with tools allowed; a question about what the customer wrote, whose
+// names and numbers only the mail holds, gets the mail and a verdict that
+// blocks. RetrieveResponse.Grounding says which happened. The choice reads
+// ranking scores, never tiers' consequences: the verdict is computed
+// afterwards over what was served, as for every answer.
+//
+// RetrieveRequest.TrustedView asks for both in one call, for a host that
+// plans with everything and acts on trusted text only: the answer as
+// requested, and beside it the blocks exclude_untrusted would serve, each
+// with a verdict over exactly its own blocks. The host quotes the answer
+// to the user and gives the tools only the view.
 package retrieval
 
 import (
@@ -436,6 +454,9 @@ func (a *answer) run(ctx context.Context) error {
 }
 
 func (a *answer) primaryAndExpanded(ctx context.Context) error {
+	if a.p.auto && a.p.served.empty {
+		a.trustedOnly = true // nothing to choose from, and nothing untrusted to serve
+	}
 	if !a.p.served.empty {
 		r, err := a.rank(ctx, a.p.served, a.candidates(a.p.topK))
 		if err != nil {
