@@ -61,7 +61,39 @@ type RetrieveRequest struct {
 	ExcludeUntrusted bool `json:"exclude_untrusted,omitempty"`
 	// RequestID is carried into the firewall log.
 	RequestID string `json:"request_id,omitempty"`
+	// Grounding chooses how untrusted-external documents may ground the
+	// answer: GroundingAll ("" means it) ranks every tier the request
+	// allows together; GroundingAuto answers from the other tiers when
+	// they hold the best evidence for the query and lets untrusted
+	// documents in only when one of them answers it better (see
+	// package retrieval). RetrieveResponse.Grounding says which happened.
+	Grounding string `json:"grounding,omitempty"`
+	// TrustedView asks for a second answer in the same call: the blocks
+	// exclude_untrusted would serve, with their own verdict
+	// (RetrieveResponse.TrustedView). A plan-then-act host quotes from the
+	// answer and acts on the view.
+	TrustedView bool `json:"trusted_view,omitempty"`
 }
+
+// Values of RetrieveRequest.Grounding.
+const (
+	GroundingAll  = "all"
+	GroundingAuto = "auto"
+)
+
+// Values of RetrieveResponse.Grounding: what grounded the answer.
+const (
+	// GroundedAll: every tier the request allows was ranked together
+	// (grounding all).
+	GroundedAll = "all"
+	// GroundedTrusted: untrusted-external documents were left out, by
+	// exclude_untrusted or because grounding auto found the best evidence
+	// outside them.
+	GroundedTrusted = "trusted"
+	// GroundedExternal: grounding auto let untrusted-external documents in
+	// because one of them answers the query better than any other.
+	GroundedExternal = "external"
+)
 
 // RetrieveResponse is a retrieval answer. The verdict covers every
 // document of the three blocks.
@@ -74,11 +106,31 @@ type RetrieveResponse struct {
 	// know; a nil verdict allows no tools (retrieval/client's gate).
 	Verdict *Verdict `json:"verdict"`
 	// ExcludedUntrustedDocuments counts the distinct untrusted documents
-	// that exclude_untrusted left out of the blocks they would have been in.
+	// that exclude_untrusted, or grounding auto answering from trusted
+	// documents, left out of the blocks they would have been in.
 	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
+	// Grounding says what grounded the answer: GroundedAll,
+	// GroundedTrusted or GroundedExternal.
+	Grounding string `json:"grounding"`
+	// TrustedView is the trusted-only answer a request with trusted_view
+	// asked for, nil otherwise. Its verdict is computed over exactly its
+	// own blocks, as the answer's is over the answer's.
+	TrustedView *RetrieveView `json:"trusted_view,omitempty"`
 	// RequestID is the caller's id (request_id or X-Request-Id) or one made
 	// up for the call; the firewall log line carries the same id.
 	RequestID string `json:"request_id"`
+}
+
+// RetrieveView is a second set of blocks of one answer with its own
+// verdict: RetrieveResponse.TrustedView.
+type RetrieveView struct {
+	Primary  []ServedChunk `json:"primary"`
+	Expanded []ServedChunk `json:"expanded"`
+	Rejected []ServedChunk `json:"rejected"`
+	// Verdict covers exactly the view's three blocks. A client treats a
+	// nil one as blocked, as for RetrieveResponse.Verdict.
+	Verdict                    *Verdict `json:"verdict"`
+	ExcludedUntrustedDocuments int      `json:"excluded_untrusted_documents"`
 }
 
 // ServedChunk is one chunk of an answer. Fenced is the only field meant

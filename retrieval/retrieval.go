@@ -21,6 +21,24 @@
 // verdict allows tools honestly. A turn that answers a question (quoting
 // a customer's mail is fine) should not set it: it would hide what the
 // outside said.
+//
+// Grounding auto (RetrieveRequest.Grounding) is the middle way, and the
+// recommended request (README.md, docs/BENCHMARKS.md): it ranks every
+// tier together, then leaves untrusted documents out of all three blocks
+// unless an untrusted chunk is the best full-text evidence for the query
+// (it beats every trusted chunk's score). A question about the handbook
+// that a customer's mail happens to echo is answered from the handbook
+// with tools allowed; a question about what the customer wrote, whose
+// names and numbers only the mail holds, gets the mail and a verdict that
+// blocks. RetrieveResponse.Grounding says which happened. The choice reads
+// ranking scores, never tiers' consequences: the verdict is computed
+// afterwards over what was served, as for every answer.
+//
+// RetrieveRequest.TrustedView asks for both in one call, for a host that
+// plans with everything and acts on trusted text only: the answer as
+// requested, and beside it the blocks exclude_untrusted would serve, each
+// with a verdict over exactly its own blocks. The host quotes the answer
+// to the user and gives the tools only the view.
 package retrieval
 
 import (
@@ -207,9 +225,12 @@ type plan struct {
 	topK     int
 	asked    scope // the caller's narrowing
 	served   scope // what may be served: asked, narrowed by exclude_untrusted
+	trusted  scope // asked without untrusted tiers: what exclude_untrusted serves
 	expand   bool
 	rejected bool
 	exclude  bool
+	auto     bool // grounding auto, without exclude_untrusted (which leaves it nothing to choose)
+	view     bool // trusted_view
 }
 
 func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
@@ -221,7 +242,15 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "query is %d bytes, at most %d are allowed", len(q), ingestd.MaxQueryBytes)
 	}
 	p := &plan{query: q, topK: r.TopK, expand: r.Expand == nil || *r.Expand,
-		rejected: r.IncludeRejected == nil || *r.IncludeRejected, exclude: r.ExcludeUntrusted}
+		rejected: r.IncludeRejected == nil || *r.IncludeRejected, exclude: r.ExcludeUntrusted,
+		view: r.TrustedView}
+	switch g := strings.TrimSpace(r.Grounding); g {
+	case "", ingestd.GroundingAll:
+	case ingestd.GroundingAuto:
+		p.auto = !p.exclude
+	default:
+		return nil, ingestd.Errorf(ingestd.EINVALID, "grounding %q is not one of %s, %s", r.Grounding, ingestd.GroundingAll, ingestd.GroundingAuto)
+	}
 	switch {
 	case p.topK == 0:
 		p.topK = ingestd.DefaultTopK
@@ -246,7 +275,7 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 	}
 	p.asked = s.scope(insts, kinds, tiers)
 	p.served = p.asked
-	if p.exclude {
+	if p.exclude || p.auto || p.view {
 		keep, from := tierSet{}, tiers
 		if from == nil {
 			from = everyTier
@@ -256,7 +285,10 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 				keep = append(keep, t)
 			}
 		}
-		p.served = s.scope(insts, kinds, keep)
+		p.trusted = s.scope(insts, kinds, keep)
+	}
+	if p.exclude {
+		p.served = p.trusted
 	}
 	return p, nil
 }
@@ -312,11 +344,33 @@ func (s *Service) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ing
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("embed query: embedder returned %d vectors for 1 text", len(vecs))
 	}
-	a := &answer{s: s, p: p, qv: vecs[0], excluded: map[string]bool{}, tiers: map[string]ingestd.Tier{}}
-	if err := a.run(ctx); err != nil {
-		return nil, err
+	a := s.newAnswer(p, vecs[0])
+	var (
+		wg      sync.WaitGroup
+		view    *ingestd.RetrieveResponse
+		viewErr error
+	)
+	if p.view {
+		// The view is what exclude_untrusted serves, computed as for a
+		// request that sets it.
+		vp := *p
+		vp.exclude, vp.auto, vp.view, vp.served = true, false, false, p.trusted
+		wg.Go(func() {
+			va := s.newAnswer(&vp, vecs[0])
+			if viewErr = va.run(ctx); viewErr == nil {
+				view, viewErr = va.response(ctx)
+			}
+		})
 	}
-	resp, err := a.response(ctx)
+	err = a.run(ctx)
+	var resp *ingestd.RetrieveResponse
+	if err == nil {
+		resp, err = a.response(ctx)
+	}
+	wg.Wait()
+	if err == nil {
+		err = viewErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -324,8 +378,20 @@ func (s *Service) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ing
 	if resp.RequestID == "" {
 		resp.RequestID = newRequestID()
 	}
-	s.logBlocked(resp.Verdict, resp.RequestID)
+	s.logBlocked(resp.Verdict, resp.RequestID, "answer")
+	if view != nil {
+		resp.TrustedView = &ingestd.RetrieveView{
+			Primary: view.Primary, Expanded: view.Expanded, Rejected: view.Rejected,
+			Verdict: view.Verdict, ExcludedUntrustedDocuments: view.ExcludedUntrustedDocuments,
+		}
+		s.logBlocked(view.Verdict, resp.RequestID, "trusted_view")
+	}
 	return resp, nil
+}
+
+func (s *Service) newAnswer(p *plan, qv []float32) *answer {
+	return &answer{s: s, p: p, qv: qv, excluded: map[string]bool{}, tiers: map[string]ingestd.Tier{},
+		trustedOnly: p.exclude}
 }
 
 // newRequestID returns 16 random hex digits.
@@ -340,14 +406,19 @@ func newRequestID() string {
 // firewall doing its job, and under load a WARN per request buries the
 // warnings that need someone. The metric is counted by the decorator in
 // retrieval/metrics.
-func (s *Service) logBlocked(v *ingestd.Verdict, requestID string) {
+//
+// view names the blocks the verdict covers: "answer", or "trusted_view"
+// for the view a request with trusted_view asked for (which blocks only
+// when a tier changed between the view's ranking and its verdict).
+func (s *Service) logBlocked(v *ingestd.Verdict, requestID, view string) {
 	if !v.ToolsAllowed || v.WouldBlock {
 		s.log.Info("provenance.tool_firewall.blocked",
 			slog.String("mode", v.Mode),
 			slog.String("reason", v.Reason),
 			slog.Bool("tools_allowed", v.ToolsAllowed),
 			slog.Any("untrusted_document_ids", v.UntrustedDocumentIDs),
-			slog.String("request_id", requestID))
+			slog.String("request_id", requestID),
+			slog.String("view", view))
 	}
 }
 
@@ -431,6 +502,10 @@ type answer struct {
 
 	primary, expanded, rejected []served
 	excluded                    map[string]bool // untrusted documents left out
+	// trustedOnly leaves untrusted documents out of every block:
+	// exclude_untrusted, or grounding auto's choice (see ground).
+	trustedOnly bool
+	grounded    string // what grounded the answer, an ingestd.Grounded* value
 
 	tierMu sync.Mutex
 	tiers  map[string]ingestd.Tier // tiers in force read so far, to filter by
@@ -445,14 +520,18 @@ type served struct {
 
 // run fills the three blocks. The rejected block is independent of the
 // other two and is computed concurrently with them.
+//
+// Grounding auto decides from the primary rankings whether untrusted
+// documents may be served; the rejected block picks both ways meanwhile
+// and keeps the one that matches the choice.
 func (a *answer) run(ctx context.Context) error {
 	var (
-		wg          sync.WaitGroup
-		rejErr      error
-		rejExcluded []string
+		wg     sync.WaitGroup
+		rejErr error
+		rej    rejectedPicks
 	)
 	if a.p.rejected {
-		wg.Go(func() { rejExcluded, rejErr = a.rejectedBlock(ctx) })
+		wg.Go(func() { rej, rejErr = a.rejectedBlock(ctx) })
 	}
 	err := a.primaryAndExpanded(ctx)
 	wg.Wait()
@@ -462,17 +541,38 @@ func (a *answer) run(ctx context.Context) error {
 	if rejErr != nil {
 		return rejErr
 	}
-	for _, id := range rejExcluded {
-		a.excluded[id] = true
+	a.rejected = rej.all
+	if a.trustedOnly {
+		a.rejected = rej.trusted
+		for _, id := range rej.untrusted {
+			a.excluded[id] = true
+		}
+	}
+	switch {
+	case a.trustedOnly:
+		a.grounded = ingestd.GroundedTrusted
+	case a.p.auto:
+		a.grounded = ingestd.GroundedExternal
+	default:
+		a.grounded = ingestd.GroundedAll
 	}
 	return nil
 }
 
 func (a *answer) primaryAndExpanded(ctx context.Context) error {
+	if a.p.auto && a.p.served.empty {
+		a.trustedOnly = true // nothing to choose from, and nothing untrusted to serve
+	}
 	if !a.p.served.empty {
-		hits, err := a.fused(ctx, a.p.served, a.candidates(a.p.topK))
+		r, err := a.rank(ctx, a.p.served, a.candidates(a.p.topK))
 		if err != nil {
 			return err
+		}
+		hits := r.fused()
+		if a.p.auto {
+			if hits, err = a.ground(ctx, r, hits); err != nil {
+				return err
+			}
 		}
 		picked := pickPrimary(hits, a.p.topK, a.s.perDoc)
 		views, err := a.views(ctx, picked)
@@ -518,8 +618,27 @@ func (a *answer) similar(ctx context.Context, sc scope, limit int) ([]ingestd.Hi
 	return slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score < a.s.rejMin }), nil
 }
 
+// rankings are the two rankings of one search, each best first with its
+// ranker's own score: text holds full-text relevance (BM25 on SQLite),
+// vec the cosine similarity of chunks with any.
+type rankings struct {
+	text, vec []ingestd.Hit
+}
+
+// fused fuses the rankings (Fuse).
+func (r rankings) fused() []ingestd.Hit { return Fuse(r.text, r.vec) }
+
 // fused runs both rankers under sc, concurrently, and fuses their rankings.
 func (a *answer) fused(ctx context.Context, sc scope, limit int) ([]ingestd.Hit, error) {
+	r, err := a.rank(ctx, sc, limit)
+	if err != nil {
+		return nil, err
+	}
+	return r.fused(), nil
+}
+
+// rank runs both rankers under sc, concurrently.
+func (a *answer) rank(ctx context.Context, sc scope, limit int) (rankings, error) {
 	var (
 		wg      sync.WaitGroup
 		text    []ingestd.Hit
@@ -537,14 +656,14 @@ func (a *answer) fused(ctx context.Context, sc scope, limit int) ([]ingestd.Hit,
 	})
 	wg.Wait()
 	if textErr != nil {
-		return nil, fmt.Errorf("search text: %w", textErr)
+		return rankings{}, fmt.Errorf("search text: %w", textErr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("search vector: %w", err)
+		return rankings{}, fmt.Errorf("search vector: %w", err)
 	}
 	// A chunk with no similarity at all is not a vector candidate.
 	vec = slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score <= 0 })
-	return Fuse(text, vec), nil
+	return rankings{text: text, vec: vec}, nil
 }
 
 // maxRefills bounds how often ranked asks a ranker again for more.
@@ -725,14 +844,14 @@ func (a *answer) allowed(v ingestd.ChunkView, tiers map[string]ingestd.Tier) boo
 	if len(f.SourceKinds) > 0 && !slices.Contains(f.SourceKinds, v.SourceKind) {
 		return false
 	}
-	if a.p.asked.tiers == nil && !a.p.exclude {
+	if a.p.asked.tiers == nil && !a.trustedOnly {
 		return true
 	}
 	t := tiers[v.DocumentID]
 	if !a.p.asked.tiers.has(t) {
 		return false
 	}
-	if a.p.exclude && provenance.Untrusted(t) {
+	if a.trustedOnly && provenance.Untrusted(t) {
 		a.excluded[v.DocumentID] = true
 		return false
 	}
@@ -826,7 +945,7 @@ func (a *answer) expand(ctx context.Context) error {
 		}
 	}
 	var tiers map[string]ingestd.Tier
-	if a.p.asked.tiers != nil || a.p.exclude {
+	if a.p.asked.tiers != nil || a.trustedOnly {
 		if tiers, err = a.inForce(ctx, neighbours); err != nil {
 			return err
 		}
@@ -886,14 +1005,28 @@ func sortLinks(ls []ingestd.Link) {
 	})
 }
 
-// rejectedBlock fills the rejected block: chunks of rejected documents,
+// rejectedPicks are the rejected block's candidates: all under the
+// request's own narrowing, trusted without untrusted documents (only when
+// the answer may leave them out), and untrusted the untrusted documents
+// all holds.
+type rejectedPicks struct {
+	all, trusted []served
+	untrusted    []string
+}
+
+// rejectedBlock picks the rejected block: chunks of rejected documents,
 // ranked like primary, one per document, whose similarity to the query
-// reaches RejectedMinScore.
+// reaches RejectedMinScore. When the answer may leave untrusted documents
+// out (exclude_untrusted, grounding auto) it picks both with and without
+// them; run keeps the one that matches the answer.
 //
-// It runs concurrently with primary and expansion, so it touches only
-// a.rejected and returns the untrusted documents exclude_untrusted left out.
-func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
+// It runs concurrently with primary and expansion, so it touches nothing
+// of a but what it reads.
+func (a *answer) rejectedBlock(ctx context.Context) (rejectedPicks, error) {
 	pick := func(sc scope) ([]served, error) {
+		if sc.empty {
+			return nil, nil
+		}
 		sc.filter.Statuses = []ingestd.Status{ingestd.StatusRejected}
 		hits, err := a.similar(ctx, sc, a.candidates(a.s.rejCap))
 		if err != nil {
@@ -919,34 +1052,39 @@ func (a *answer) rejectedBlock(ctx context.Context) ([]string, error) {
 		}
 		return out, nil
 	}
-	if !a.p.served.empty {
-		out, err := pick(a.p.served)
-		if err != nil {
-			return nil, err
-		}
-		a.rejected = out
+	var (
+		r          rejectedPicks
+		wg         sync.WaitGroup
+		trustedErr error
+	)
+	if a.p.exclude || a.p.auto {
+		wg.Go(func() { r.trusted, trustedErr = pick(a.p.trusted) })
 	}
-	var excluded []string
-	if a.p.exclude && !a.p.asked.empty {
-		all, err := pick(a.p.asked)
-		if err != nil {
-			return nil, err
-		}
+	all, err := pick(a.p.asked)
+	wg.Wait()
+	if err != nil {
+		return r, err
+	}
+	if trustedErr != nil {
+		return r, trustedErr
+	}
+	r.all = all
+	if a.p.exclude || a.p.auto {
 		ids := make([]string, len(all))
 		for i, c := range all {
 			ids[i] = c.view.DocumentID
 		}
 		tiers, err := a.inForce(ctx, ids)
 		if err != nil {
-			return nil, err
+			return r, err
 		}
 		for _, id := range ids {
 			if provenance.Untrusted(tiers[id]) {
-				excluded = append(excluded, id)
+				r.untrusted = append(r.untrusted, id)
 			}
 		}
 	}
-	return excluded, nil
+	return r, nil
 }
 
 // response computes the verdict over the three blocks from one fresh read
@@ -978,9 +1116,10 @@ func (a *answer) response(ctx context.Context) (*ingestd.RetrieveResponse, error
 		Rejected: a.chunks(a.rejected, tiers),
 		Verdict:  &v,
 	}
-	if a.p.exclude {
+	if a.trustedOnly {
 		resp.ExcludedUntrustedDocuments = len(a.excluded)
 	}
+	resp.Grounding = a.grounded
 	return resp, nil
 }
 

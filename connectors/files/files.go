@@ -2,7 +2,8 @@
 // directory and emits one item per matching file (Markdown, plain text,
 // HTML converted to text, PDF, DOCX and ODT read into sections with
 // their pages or headings, and .eml messages with their readable
-// attachments as child items).
+// attachments as child items, linked to the other messages of their
+// thread as the imap connector links mail).
 //
 // It only reads: it never writes, moves or deletes anything under the root,
 // never reads anything outside the root or anything but a regular file
@@ -170,7 +171,9 @@ func (s *Source) Config() Config { return s.cfg }
 // (its files would be tombstoned for nothing) and logs why.
 //
 // Every file is read on every pass; the pipeline skips unchanged content by
-// hash. A cursor of mtimes could skip reading, but a file skipped is
+// hash. Before the reads, the header of every listed .eml is read to index
+// Message-IDs, so that each message links to the files of its thread
+// (see mailItems). A cursor of mtimes could skip reading, but a file skipped is
 // neither Put nor Failed, and Complete would then tombstone it.
 //
 // It returns an error when the root is missing (ENOTFOUND) or not a
@@ -190,11 +193,12 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 	}
 	total := len(files)
 	pass.Total(total)
+	idx := indexThreads(t, files)
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		items, att, err := readItems(ctx, t, s.installation, rel, s.readOptions())
+		items, att, err := readItems(ctx, t, s.installation, rel, s.readOptions(idx))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -234,7 +238,8 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 
 // ReadItems reads the file at rel (slash-separated, relative to the
 // source's root) as the items Sync would Put for it, through the root
-// like Sync (see ReadItems).
+// like Sync (see ReadItems). An .eml is linked to its thread as Sync links
+// it, which reads the headers of the tree's other .eml files.
 func (s *Source) ReadItems(rel string) ([]ingestd.Item, error) {
 	return s.readRel(context.Background(), rel)
 }
@@ -245,13 +250,22 @@ func (s *Source) readRel(ctx context.Context, rel string) ([]ingestd.Item, error
 		return nil, err
 	}
 	defer t.Close()
-	items, _, err := readItems(ctx, t, s.installation, rel, s.readOptions())
+	var idx threads
+	if isEML(rel) {
+		files, _, err := s.list(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		idx = indexThreads(t, files)
+	}
+	items, _, err := readItems(ctx, t, s.installation, rel, s.readOptions(idx))
 	return items, err
 }
 
-// readOptions are the caps of the source's configuration.
-func (s *Source) readOptions() readOptions {
-	return readOptions{maxFileBytes: s.cfg.MaxFileBytes, maxAttachments: s.cfg.MaxAttachments, extract: s.cfg.Extract}
+// readOptions are the caps of the source's configuration and idx, the
+// thread index of its .eml files.
+func (s *Source) readOptions(idx threads) readOptions {
+	return readOptions{maxFileBytes: s.cfg.MaxFileBytes, maxAttachments: s.cfg.MaxAttachments, extract: s.cfg.Extract, threads: idx}
 }
 
 // isTimeout reports whether err is a document not read in time.

@@ -41,17 +41,11 @@ func ReadItems(installation, root, rel string, maxFileBytes int64) ([]ingestd.It
 	if maxFileBytes <= 0 {
 		maxFileBytes = DefaultMaxFileBytes
 	}
-	t, err := openTree(root)
+	s, err := NewSource(installation, Config{Root: root, MaxFileBytes: maxFileBytes}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer t.Close()
-	o, err := readOptions{maxFileBytes: maxFileBytes}.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	items, _, err := readItems(context.Background(), t, installation, clean, o)
-	return items, err
+	return s.ReadItems(clean)
 }
 
 // URI is the stable address of a file of an installation:
@@ -67,6 +61,7 @@ type readOptions struct {
 	maxFileBytes   int64
 	maxAttachments int
 	extract        extract.Config
+	threads        threads // an .eml's thread, by Message-ID (see mailItems)
 }
 
 // withDefaults fills the zero caps with their defaults.
@@ -84,7 +79,8 @@ func (o readOptions) withDefaults() (readOptions, error) {
 
 // readItems reads the file rel through t as its items; att holds what
 // became of an .eml's attachments: the ids past maxAttachments and the
-// documents that could not be read.
+// documents that could not be read. o.threads links an .eml to the
+// messages of its thread.
 func readItems(ctx context.Context, t *tree, installation, rel string, o readOptions) (items []ingestd.Item, att mail.Attachments, err error) {
 	data, fi, err := t.read(rel, o.maxFileBytes)
 	if err != nil {
@@ -94,7 +90,8 @@ func readItems(ctx context.Context, t *tree, installation, rel string, o readOpt
 }
 
 // itemsFor turns one file's bytes into its items: the file itself, and for
-// an .eml its readable attachments as children (see mailItems). A PDF,
+// an .eml its readable attachments as children and its links to the files
+// of its thread (see mailItems). A PDF,
 // DOCX or ODT file is read under o.extract into sections; one that cannot
 // be read is an error naming why (an encrypted one: extract.ErrEncrypted),
 // for pass.Fail: a file is its own document, with no parent to carry a
@@ -249,7 +246,9 @@ func isSetextH1(l string) bool {
 //
 // The file's identity is its path, not its Message-ID: two files holding
 // messages with one Message-ID are two documents whatever they hold, and
-// no file can take another's place.
+// no file can take another's place. The message links to the files of its
+// thread that o.threads knows: "reply" to the one its In-Reply-To names,
+// "thread" to those of its References, as the imap connector links them.
 func mailItems(ctx context.Context, it ingestd.Item, data []byte, o readOptions) ([]ingestd.Item, mail.Attachments, error) {
 	m, err := mail.Parse(data, &mail.Options{MaxMessageBytes: int64(len(data))})
 	if err != nil {
@@ -265,6 +264,7 @@ func mailItems(ctx context.Context, it ingestd.Item, data []byte, o readOptions)
 	setNonEmpty(it.Meta, "in_reply_to", m.InReplyTo)
 	setNonEmpty(it.Meta, "references", strings.Join(m.References, " "))
 	setNonEmpty(it.Meta, "defects", strings.Join(m.Defects, "; "))
+	it.Links = o.threads.links(it.ExternalID, m.InReplyTo, m.References)
 	att, err := mail.AttachmentItems(ctx, it, m, mail.AttachmentOptions{
 		Max: o.maxAttachments, Meta: map[string]string{"path": it.Meta["path"]}, Extract: o.extract})
 	if err != nil {

@@ -22,13 +22,21 @@ import (
 	"github.com/ingestd/ingestd/provenance"
 )
 
-//go:embed testdata/corpus.yaml testdata/questions.yaml testdata/corpus
+//go:embed testdata/corpus.yaml testdata/questions.yaml testdata/corpus testdata/variant
 var embedded embed.FS
 
 // Embedded returns the corpus this package ships: corpus.yaml,
 // questions.yaml and the corpus/ tree, as in testdata/.
-func Embedded() fs.FS {
-	sub, err := fs.Sub(embedded, "testdata")
+func Embedded() fs.FS { return embeddedSub("testdata") }
+
+// Variant returns the second corpus this package ships
+// (testdata/variant/): another company with its own vocabulary, smaller,
+// laid out like Embedded, to check the recommended mode away from the
+// corpus its rules were chosen on.
+func Variant() fs.FS { return embeddedSub("testdata/variant") }
+
+func embeddedSub(dir string) fs.FS {
+	sub, err := fs.Sub(embedded, dir)
 	if err != nil {
 		panic(err) // a constant path into the embedded tree
 	}
@@ -44,12 +52,16 @@ const (
 	KindGitHub = "github"
 )
 
-// ForumRepo is the repository the github installation's fake API serves.
+// ForumRepo is the repository the github installation's fake API serves
+// when corpus.yaml names none.
 const ForumRepo = "kestrel/community"
 
 // Manifest is corpus.yaml: the installations, the documents that are
 // dismissed approaches, and the planted injections.
 type Manifest struct {
+	// ForumRepo is the repository ("owner/name") the github
+	// installation's posts are served as; "" means ForumRepo.
+	ForumRepo     string             `yaml:"forum_repo"`
 	Installations []InstallationSpec `yaml:"installations"`
 	Rejected      struct {
 		// ByOperator are marked rejected after the sync, as an operator
@@ -237,6 +249,15 @@ func readYAML(fsys fs.FS, name string, v any) error {
 	return nil
 }
 
+// Forum returns the repository the github installation's posts are
+// served as.
+func (c *Corpus) Forum() string {
+	if c.ForumRepo != "" {
+		return c.ForumRepo
+	}
+	return ForumRepo
+}
+
 // Installation returns the spec of the installation with the id.
 func (c *Corpus) Installation(id string) (InstallationSpec, bool) {
 	in, ok := c.insts[id]
@@ -310,13 +331,13 @@ func (c *Corpus) resolve(ref string) (Doc, error) {
 		if err != nil {
 			return Doc{}, fmt.Errorf("ref %q: %w", ref, err)
 		}
-		ext = github.IssueID(ForumRepo, post.Number)
+		ext = github.IssueID(c.Forum(), post.Number)
 		if frag != "" {
 			k, err := strconv.Atoi(strings.TrimPrefix(frag, "comment-"))
 			if !strings.HasPrefix(frag, "comment-") || err != nil || k < 1 || k > len(post.Comments) {
 				return Doc{}, fmt.Errorf("ref %q: %s has %d comments; want #comment-1..%d", ref, file, len(post.Comments), len(post.Comments))
 			}
-			ext = github.CommentID(ForumRepo, post.Number, commentID(post.Number, k))
+			ext = github.CommentID(c.Forum(), post.Number, commentID(post.Number, k))
 		}
 	}
 	d := Doc{Ref: ref, Installation: instID, ExternalID: ext, ID: ingestd.DocumentID(instID, ext),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -135,6 +137,35 @@ func TestFirewallBenchmark(t *testing.T) {
 	def := r.Modes[0]
 	if def.Mode != "default" || def.InjectionServed == 0 {
 		t.Errorf("default mode served injected text in %d turns; the corpus should reach some with tools blocked", def.InjectionServed)
+	}
+}
+
+// TestVariantCorpus asks the second corpus (another company, another
+// vocabulary) every question in every mode: it loads whole, and every
+// goal holds there too, so that the recommended mode's rules are not a
+// fit to the main corpus's words.
+func TestVariantCorpus(t *testing.T) {
+	b, err := Open(t.Context(), Options{Corpus: Variant(), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := len(b.Corpus.Questions); got < 30 {
+		t.Errorf("%d questions, want at least 30", got)
+	}
+	r, err := b.Measure(t.Context(), Modes, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := false
+	for _, g := range r.Goals {
+		checked = checked || g.Measured == Recommended
+		if !g.Met {
+			t.Errorf("goal missed on the variant: mode %s, %s %s: got %g (%s)", g.Measured, g.Metric, bound(g.Goal), g.Value, g.Because)
+		}
+	}
+	if !checked {
+		t.Error("no goal of the recommended mode was checked")
 	}
 }
 
@@ -312,6 +343,67 @@ func TestCheckGoals(t *testing.T) {
 	for k := range want {
 		if !missed[k] {
 			t.Errorf("missed %v, want %v", missed, want)
+		}
+	}
+}
+
+// TestMailAsFilesLinksAlike ingests the support inbox a second time as a
+// files installation (the same .eml files in a folder) and checks that
+// every message links to the same messages, by the same relations, as
+// when it arrives over IMAP: expansion follows a thread alike whichever
+// way the mail came in.
+func TestMailAsFilesLinksAlike(t *testing.T) {
+	ctx := t.Context()
+	viaIMAP := MustShared(t)
+	fsys := MustCorpusFS(t, map[string][2]string{
+		"corpus.yaml": {"  - id: support\n    kind: imap", "  - id: support\n    kind: files"},
+	})
+	viaFiles, err := Open(ctx, Options{Corpus: fsys, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer viaFiles.Close()
+
+	// graph returns, per message ref, its links as "relation -> ref".
+	graph := func(b *Bench) map[string][]string {
+		var ids []string
+		for id, d := range b.byID {
+			if d.Installation == "support" {
+				ids = append(ids, id)
+			}
+		}
+		links, err := b.store.Links(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, l := range links {
+			from, okFrom := b.byID[l.From]
+			to, okTo := b.byID[l.To]
+			if !okFrom || !okTo || from.Installation != "support" || l.Relation == "parent" {
+				continue
+			}
+			out[from.Ref] = append(out[from.Ref], l.Relation+" -> "+to.Ref)
+		}
+		for _, v := range out {
+			slices.Sort(v)
+		}
+		return out
+	}
+	imapGraph, filesGraph := graph(viaIMAP), graph(viaFiles)
+	if len(imapGraph) < 20 {
+		t.Fatalf("over IMAP only %d messages link to others; the corpus has 22 threads", len(imapGraph))
+	}
+	if !reflect.DeepEqual(filesGraph, imapGraph) {
+		for ref, want := range imapGraph {
+			if got := filesGraph[ref]; !slices.Equal(got, want) {
+				t.Errorf("%s: as files %v, over IMAP %v", ref, got, want)
+			}
+		}
+		for ref, got := range filesGraph {
+			if _, ok := imapGraph[ref]; !ok {
+				t.Errorf("%s: as files %v, over IMAP none", ref, got)
+			}
 		}
 	}
 }

@@ -286,7 +286,8 @@ func (b *Bench) forumSource(in InstallationSpec, names []string, log *slog.Logge
 		HTMLURL     string    `json:"html_url"`
 		IssueURL    string    `json:"issue_url"`
 	}
-	const web = "https://github.com/" + ForumRepo
+	repo := b.Corpus.Forum()
+	web := "https://github.com/" + repo
 	var issues []issue
 	var comments []comment
 	for _, n := range names {
@@ -311,7 +312,7 @@ func (b *Bench) forumSource(in InstallationSpec, names []string, log *slog.Logge
 			comments = append(comments, comment{ID: id, Body: cm.Body, User: user{cm.Author}, Association: cm.Association,
 				Created: cm.Created, Updated: cm.Created,
 				HTMLURL:  fmt.Sprintf("%s/issues/%d#issuecomment-%d", web, p.Number, id),
-				IssueURL: fmt.Sprintf("https://api.github.com/repos/%s/issues/%d", ForumRepo, p.Number)})
+				IssueURL: fmt.Sprintf("https://api.github.com/repos/%s/issues/%d", repo, p.Number)})
 			if cm.Created.After(is.Updated) {
 				is.Updated = cm.Created
 			}
@@ -322,9 +323,9 @@ func (b *Bench) forumSource(in InstallationSpec, names []string, log *slog.Logge
 	slices.SortStableFunc(issues, func(x, y issue) int { return x.Updated.Compare(y.Updated) })
 	slices.SortStableFunc(comments, func(x, y comment) int { return x.Updated.Compare(y.Updated) })
 	routes := map[string]any{
-		"/repos/" + ForumRepo:                      map[string]string{"full_name": ForumRepo, "default_branch": "main", "html_url": web},
-		"/repos/" + ForumRepo + "/issues":          issues,
-		"/repos/" + ForumRepo + "/issues/comments": comments,
+		"/repos/" + repo:                      map[string]string{"full_name": repo, "default_branch": "main", "html_url": web},
+		"/repos/" + repo + "/issues":          issues,
+		"/repos/" + repo + "/issues/comments": comments,
 	}
 	bodies := map[string][]byte{}
 	for p, v := range routes {
@@ -346,7 +347,7 @@ func (b *Bench) forumSource(in InstallationSpec, names []string, log *slog.Logge
 	b.closers = append(b.closers, srv.Close)
 	off := false
 	return github.NewSource(in.ID, github.Config{
-		Repos:   []string{ForumRepo},
+		Repos:   []string{repo},
 		BaseURL: srv.URL + "/",
 		Include: github.Include{Pulls: &off, ReviewComments: &off, Docs: &off},
 	}, github.Options{HTTPClient: srv.Client(), Logger: log})

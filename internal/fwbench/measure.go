@@ -23,7 +23,11 @@ type Report struct {
 	Corpus       CorpusSummary `json:"corpus"`
 	FirewallMode string        `json:"firewall_mode"`
 	Modes        []Figures     `json:"modes"`
-	Goals        []GoalResult  `json:"goals"`
+	// Holdout splits the recommended mode's turns by question number:
+	// even ids (the half its rules were tuned on) and odd ids (the half
+	// held out), so that a rule fitted to one half shows on the other.
+	Holdout []Figures    `json:"holdout,omitempty"`
+	Goals   []GoalResult `json:"goals"`
 }
 
 // CorpusSummary says what was asked of what.
@@ -73,6 +77,16 @@ type Figures struct {
 
 	InjectionReach  int `json:"injection_reach"`
 	InjectionServed int `json:"injection_served"` // turns that served injected text, tools blocked or not
+	// ActedOnView counts the turns whose host acted on the trusted view,
+	// and QuotedInjection those of them whose answer quoted injected text
+	// (under its own verdict, which blocks): the host must keep that text
+	// away from the tool calls, as plan-then-act hosts do.
+	ActedOnView     int `json:"acted_on_view"`
+	QuotedInjection int `json:"quoted_injection"`
+	// GroundedTrusted and GroundedExternal count the answers grounding
+	// auto answered from trusted documents and with external ones.
+	GroundedTrusted  int `json:"grounded_trusted"`
+	GroundedExternal int `json:"grounded_external"`
 
 	NeedlessBlock     Rate `json:"needless_block"`
 	NeedlessBlockTool Rate `json:"needless_block_tool_turns"`
@@ -125,11 +139,20 @@ type Turn struct {
 	MissingExternal    []string `json:"missing_external,omitempty"`
 	// Injected lists the injected documents (or, for marker text met
 	// elsewhere, the serving document) whose text was served.
-	Injected          []string `json:"injected,omitempty"`
+	Injected []string `json:"injected,omitempty"`
+	// QuotedInjected lists, for a turn that acts on the trusted view, the
+	// injected documents the answer's blocks quoted under a verdict that
+	// blocks.
+	QuotedInjected    []string `json:"quoted_injected,omitempty"`
 	ExcludedUntrusted int      `json:"excluded_untrusted,omitempty"`
-	Primary           []Served `json:"primary"`
-	Expanded          []Served `json:"expanded,omitempty"`
-	Rejected          []Served `json:"rejected,omitempty"`
+	// Grounding is the answer's grounding: all, trusted or external.
+	Grounding string `json:"grounding,omitempty"`
+	// ActedOnView says the host acted on the trusted view: ToolsAllowed and
+	// the blocks below are the view's.
+	ActedOnView bool     `json:"acted_on_view,omitempty"`
+	Primary     []Served `json:"primary"`
+	Expanded    []Served `json:"expanded,omitempty"`
+	Rejected    []Served `json:"rejected,omitempty"`
 }
 
 // Served is one served chunk: its document's ref, tier and score.
@@ -160,7 +183,11 @@ func (b *Bench) Measure(ctx context.Context, modes []Mode, firewallMode string) 
 			if err != nil {
 				return nil, fmt.Errorf("mode %s, question %s: %w", m.Name, q.ID, err)
 			}
-			t, err := b.turn(q, resp)
+			act := m.ActsOnView != nil && m.ActsOnView(q)
+			if act && resp.TrustedView == nil {
+				return nil, fmt.Errorf("mode %s, question %s: the answer has no trusted view", m.Name, q.ID)
+			}
+			t, err := b.turn(q, resp, act)
 			if err != nil {
 				return nil, fmt.Errorf("mode %s, question %s: %w", m.Name, q.ID, err)
 			}
@@ -168,6 +195,9 @@ func (b *Bench) Measure(ctx context.Context, modes []Mode, firewallMode string) 
 		}
 		f.aggregate()
 		r.Modes = append(r.Modes, f)
+		if m.Name == Recommended {
+			r.Holdout = append(r.Holdout, f.split("even ids", 0), f.split("odd ids", 1))
+		}
 	}
 	r.Goals = CheckGoals(r.Modes)
 	return r, nil
@@ -194,24 +224,55 @@ func (b *Bench) summary() CorpusSummary {
 	return s
 }
 
-// turn measures one answer from its served chunks and its verdict.
-func (b *Bench) turn(q Question, resp *ingestd.RetrieveResponse) (Turn, error) {
-	t := Turn{Question: q.ID, Class: q.Class(), Tool: q.Tool, ToolsAllowed: resp.Verdict.ToolsAllowed,
-		Needed: len(q.Needs), ExcludedUntrusted: resp.ExcludedUntrustedDocuments}
+// turn measures one answer from its served chunks and its verdict. When
+// the host acts on the answer's trusted view (act), the view's verdict
+// decides the tools and the view's blocks are the ones measured for
+// injection reach and needless blocks; the answer's blocks still count
+// for recall (they are quoted), and injected text in them counts in
+// QuotedInjected.
+func (b *Bench) turn(q Question, resp *ingestd.RetrieveResponse, act bool) (Turn, error) {
+	acting := ingestd.RetrieveView{Primary: resp.Primary, Expanded: resp.Expanded, Rejected: resp.Rejected,
+		Verdict: resp.Verdict, ExcludedUntrustedDocuments: resp.ExcludedUntrustedDocuments}
+	if act {
+		acting = *resp.TrustedView
+	}
+	if acting.Verdict == nil {
+		return Turn{}, fmt.Errorf("the answer has no verdict")
+	}
+	t := Turn{Question: q.ID, Class: q.Class(), Tool: q.Tool, ToolsAllowed: acting.Verdict.ToolsAllowed,
+		Needed: len(q.Needs), ExcludedUntrusted: acting.ExcludedUntrustedDocuments, Grounding: resp.Grounding, ActedOnView: act}
 	flagged := map[string]bool{}
-	for _, id := range resp.Verdict.UntrustedDocumentIDs {
+	for _, id := range acting.Verdict.UntrustedDocumentIDs {
 		flagged[id] = true
 	}
 	served, primary := map[string]bool{}, map[string]bool{}
 	injected := map[string]bool{}
+	if act {
+		quoted := map[string]bool{}
+		for i, block := range [][]ingestd.ServedChunk{resp.Primary, resp.Expanded, resp.Rejected} {
+			for _, ch := range block {
+				served[ch.DocumentID] = true
+				if i == 0 {
+					primary[ch.DocumentID] = true
+				}
+				if ref := b.injectedRef(ch); ref != "" {
+					quoted[ref] = true
+				}
+			}
+		}
+		for ref := range quoted {
+			t.QuotedInjected = append(t.QuotedInjected, ref)
+		}
+		slices.Sort(t.QuotedInjected)
+	}
 	blocks := []struct {
 		name   string
 		chunks []ingestd.ServedChunk
 		out    *[]Served
 	}{
-		{BlockPrimary, resp.Primary, &t.Primary},
-		{BlockExpanded, resp.Expanded, &t.Expanded},
-		{BlockRejected, resp.Rejected, &t.Rejected},
+		{BlockPrimary, acting.Primary, &t.Primary},
+		{BlockExpanded, acting.Expanded, &t.Expanded},
+		{BlockRejected, acting.Rejected, &t.Rejected},
 	}
 	for _, bl := range blocks {
 		untrustedHere := false
@@ -234,8 +295,8 @@ func (b *Bench) turn(q Question, resp *ingestd.RetrieveResponse) (Turn, error) {
 					}
 				}
 			}
-			if _, ok := b.injected[ch.DocumentID]; ok || b.hasMarker(ch.Text) || b.hasMarker(ch.Fenced) {
-				injected[ref] = true
+			if r := b.injectedRef(ch); r != "" {
+				injected[r] = true
 			}
 		}
 		if untrustedHere {
@@ -268,6 +329,19 @@ func (b *Bench) turn(q Question, resp *ingestd.RetrieveResponse) (Turn, error) {
 	return t, nil
 }
 
+// injectedRef returns the ref of the chunk's document when the chunk
+// belongs to an injected document or holds a marker, "" otherwise.
+func (b *Bench) injectedRef(ch ingestd.ServedChunk) string {
+	_, ok := b.injected[ch.DocumentID]
+	if !ok && !b.hasMarker(ch.Text) && !b.hasMarker(ch.Fenced) {
+		return ""
+	}
+	if d, known := b.byID[ch.DocumentID]; known {
+		return d.Ref
+	}
+	return ch.DocumentID
+}
+
 // untrusted reports whether the chunk's installation is declared
 // untrusted-external in the corpus, or its served tier says so.
 func (b *Bench) untrusted(ch ingestd.ServedChunk) bool {
@@ -287,6 +361,27 @@ func (b *Bench) hasMarker(text string) bool {
 	return false
 }
 
+// split returns the figures of the turns whose question number (the
+// digits of its id) has the parity, named "<mode>, <name>". Ids without
+// digits count as even.
+func (f *Figures) split(name string, parity int) Figures {
+	out := Figures{Mode: f.Mode + ", " + name, About: f.About,
+		NeedlessVia: map[string]int{BlockPrimary: 0, BlockExpanded: 0, BlockRejected: 0}}
+	for _, t := range f.Turns {
+		n := 0
+		for _, r := range t.Question {
+			if '0' <= r && r <= '9' {
+				n = 10*n + int(r-'0')
+			}
+		}
+		if n%2 == parity {
+			out.Turns = append(out.Turns, t)
+		}
+	}
+	out.aggregate()
+	return out
+}
+
 // aggregate computes the mode's figures from its turns.
 func (f *Figures) aggregate() {
 	f.Questions = len(f.Turns)
@@ -299,6 +394,18 @@ func (f *Figures) aggregate() {
 		ratios                                         []float64
 	)
 	for _, t := range f.Turns {
+		if t.ActedOnView {
+			f.ActedOnView++
+			if len(t.QuotedInjected) > 0 {
+				f.QuotedInjection++
+			}
+		}
+		switch t.Grounding {
+		case ingestd.GroundedTrusted:
+			f.GroundedTrusted++
+		case ingestd.GroundedExternal:
+			f.GroundedExternal++
+		}
 		if len(t.Injected) > 0 {
 			f.InjectionServed++
 			if t.ToolsAllowed {

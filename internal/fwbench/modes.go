@@ -14,9 +14,18 @@ type Mode struct {
 	About string
 	// Request builds the request for q.
 	Request func(q Question) ingestd.RetrieveRequest
+	// ActsOnView, when set and true for q, says the host acts on the
+	// answer's trusted view (the request sets trusted_view): the turn's
+	// tools follow the view's verdict and only the view's text can reach
+	// a tool call; the answer's own blocks are quoted with their verdict
+	// blocking. A plan-then-act host that keeps the two apart.
+	ActsOnView func(q Question) bool
 }
 
 func boolp(b bool) *bool { return &b }
+
+// Recommended names the mode README.md recommends; Goals bound it.
+const Recommended = "recommended"
 
 // Modes are the request modes the benchmark measures, in report order.
 // "default" is what a client that sets nothing sends.
@@ -35,6 +44,15 @@ var Modes = []Mode{
 		Request: func(q Question) ingestd.RetrieveRequest {
 			return ingestd.RetrieveRequest{Query: q.Text, ExcludeUntrusted: true}
 		}},
+	{Name: "auto", About: "grounding auto on every turn",
+		Request: func(q Question) ingestd.RetrieveRequest {
+			return ingestd.RetrieveRequest{Query: q.Text, Grounding: ingestd.GroundingAuto}
+		}},
+	{Name: Recommended, About: "grounding auto on every turn; tool turns also ask for trusted_view and act on it",
+		Request: func(q Question) ingestd.RetrieveRequest {
+			return ingestd.RetrieveRequest{Query: q.Text, Grounding: ingestd.GroundingAuto, TrustedView: q.Tool}
+		},
+		ActsOnView: func(q Question) bool { return q.Tool }},
 	{Name: "exclude_on_tool_turns", About: "exclude_untrusted on tool turns only, as the retrieval package advises",
 		Request: func(q Question) ingestd.RetrieveRequest {
 			return ingestd.RetrieveRequest{Query: q.Text, ExcludeUntrusted: q.Tool}

@@ -3,6 +3,7 @@ package fwbench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -26,7 +27,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\tinjection\tneedless blocks\tneedless blocks\trecall\trecall\tutility loss\tambiguous\tneedless blocks: untrusted in\tfirst untrusted in primary")
 	fmt.Fprintln(tw, "\treach\tinternal-only\tinternal tool turns\tinternal\texternal\tneeds-external\tblocked\tprimary/expanded/rejected\trank, score/top (medians)")
-	for _, f := range r.Modes {
+	rows := r.Modes
+	if len(r.Holdout) > 0 {
+		rows = append(slices.Clone(rows), r.Holdout...)
+	}
+	for _, f := range rows {
 		rank := "-"
 		if f.FirstUntrustedRankMedian > 0 {
 			rank = fmt.Sprintf("%g, %.2f", f.FirstUntrustedRankMedian, f.ScoreRatioMedian)
@@ -40,7 +45,23 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString("\nA needless block is an internal-only question whose verdict blocks tools. Recall is the share of a\n" +
 		"question's needed documents served in any block, averaged per class. Utility loss: needs-external\n" +
 		"questions whose needed external document was not served. score/top: the first untrusted chunk's\n" +
-		"fused score over the top chunk's.\n\ngoals:\n")
+		"fused score over the top chunk's.\n")
+	for _, f := range r.Modes {
+		if f.GroundedExternal > 0 {
+			fmt.Fprintf(&b, "%s: %d answers from trusted documents only, %d with the external documents grounding auto let in.\n",
+				f.Mode, f.GroundedTrusted, f.GroundedExternal)
+		}
+		if f.ActedOnView > 0 {
+			fmt.Fprintf(&b, "%s: %d tool turns acted on the trusted view (tools and injection reach judged by the view's verdict\n"+
+				"  and blocks); %d of them quoted injected text in the answer, under the answer's verdict, which blocks.\n",
+				f.Mode, f.ActedOnView, f.QuotedInjection)
+		}
+	}
+	if len(r.Holdout) > 0 {
+		b.WriteString("The even/odd rows split the recommended mode's questions by number (on the built-in corpus its rules\n" +
+			"were chosen on even ids; odd ids are held out).\n")
+	}
+	b.WriteString("\ngoals:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	measured := map[string]bool{}
 	for _, g := range r.Goals {

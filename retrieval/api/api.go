@@ -288,6 +288,8 @@ type requestBody struct {
 	IncludeRejected  *bool    `json:"include_rejected"`
 	ExcludeUntrusted bool     `json:"exclude_untrusted"`
 	RequestID        string   `json:"request_id"`
+	Grounding        string   `json:"grounding"`
+	TrustedView      bool     `json:"trusted_view"`
 }
 
 func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {

@@ -248,18 +248,30 @@ func TestClientIsARetrieverLikeTheService(t *testing.T) {
 		"gRPC":    client.New(srv.URL, &client.Options{HTTPClient: srv.Client(), GRPC: true}),
 		"Connect": client.New(srv.URL, &client.Options{HTTPClient: srv.Client()}),
 	}
+	var reqs []ingestd.RetrieveRequest
 	for _, q := range []string{"process my refund by wire transfer", "vacation days accrue", "database migration rollback"} {
-		want, err := svc.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q, RequestID: "turn-7"})
+		reqs = append(reqs, ingestd.RetrieveRequest{Query: q, RequestID: "turn-7"},
+			ingestd.RetrieveRequest{Query: q, RequestID: "turn-7", Grounding: ingestd.GroundingAuto, TrustedView: true})
+	}
+	for _, req := range reqs {
+		q := req.Query
+		want, err := svc.Retrieve(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got, wantView := want.TrustedView != nil, req.TrustedView; got != wantView {
+			t.Fatalf("%q: trusted view %v, asked %v", q, got, wantView)
+		}
 		for name, r := range retrievers {
-			got, err := r.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q, RequestID: "turn-7"})
+			got, err := r.Retrieve(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(normalized(got), normalized(want)) {
-				t.Errorf("%s, %q:\n got %+v\nwant %+v", name, q, got, want)
+				t.Errorf("%s, %+v:\n got %+v\nwant %+v", name, req, got, want)
+			}
+			if got.TrustedView != nil && !reflect.DeepEqual(got.TrustedView.Verdict, want.TrustedView.Verdict) {
+				t.Errorf("%s, %+v: view verdict %+v, want %+v", name, req, got.TrustedView.Verdict, want.TrustedView.Verdict)
 			}
 			made, err := r.Retrieve(t.Context(), ingestd.RetrieveRequest{Query: q})
 			if err != nil {
@@ -285,10 +297,17 @@ func TestClientIsARetrieverLikeTheService(t *testing.T) {
 	}
 }
 
-// normalized makes empty slices nil, as protobuf does not tell them apart.
+// normalized makes empty slices nil, as protobuf does not tell them
+// apart, in the answer and its trusted view.
 func normalized(r *ingestd.RetrieveResponse) *ingestd.RetrieveResponse {
 	c := *r
-	for _, b := range []*[]ingestd.ServedChunk{&c.Primary, &c.Expanded, &c.Rejected} {
+	blocks := []*[]ingestd.ServedChunk{&c.Primary, &c.Expanded, &c.Rejected}
+	if r.TrustedView != nil {
+		v := *r.TrustedView
+		c.TrustedView = &v
+		blocks = append(blocks, &v.Primary, &v.Expanded, &v.Rejected)
+	}
+	for _, b := range blocks {
 		out := make([]ingestd.ServedChunk, len(*b))
 		for i, ch := range *b {
 			if len(ch.HeadingPath) == 0 {

@@ -43,7 +43,14 @@ type RetrieveRequest struct {
 	// out of all three blocks and counts them.
 	ExcludeUntrusted bool `protobuf:"varint,8,opt,name=exclude_untrusted,json=excludeUntrusted,proto3" json:"exclude_untrusted,omitempty"`
 	// request_id is echoed into the server's firewall log.
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// grounding is "all" (the default when empty) or "auto": answer from
+	// trusted documents when they hold the best evidence, let
+	// untrusted-external ones in only when one answers better.
+	Grounding string `protobuf:"bytes,10,opt,name=grounding,proto3" json:"grounding,omitempty"`
+	// trusted_view asks for a second, trusted-only answer in the same call
+	// (RetrieveResponse.trusted_view) with its own verdict.
+	TrustedView   bool `protobuf:"varint,11,opt,name=trusted_view,json=trustedView,proto3" json:"trusted_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -139,6 +146,20 @@ func (x *RetrieveRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *RetrieveRequest) GetGrounding() string {
+	if x != nil {
+		return x.Grounding
+	}
+	return ""
+}
+
+func (x *RetrieveRequest) GetTrustedView() bool {
+	if x != nil {
+		return x.TrustedView
+	}
+	return false
 }
 
 type Chunk struct {
@@ -374,8 +395,12 @@ type RetrieveResponse struct {
 	Rejected                   []*Chunk               `protobuf:"bytes,3,rep,name=rejected,proto3" json:"rejected,omitempty"`
 	Verdict                    *Verdict               `protobuf:"bytes,4,opt,name=verdict,proto3" json:"verdict,omitempty"`
 	ExcludedUntrustedDocuments int32                  `protobuf:"varint,5,opt,name=excluded_untrusted_documents,json=excludedUntrustedDocuments,proto3" json:"excluded_untrusted_documents,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// grounding says what grounded the answer: all, trusted or external.
+	Grounding string `protobuf:"bytes,6,opt,name=grounding,proto3" json:"grounding,omitempty"`
+	// trusted_view is set when the request asked for it.
+	TrustedView   *RetrieveView `protobuf:"bytes,7,opt,name=trusted_view,json=trustedView,proto3" json:"trusted_view,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RetrieveResponse) Reset() {
@@ -443,6 +468,98 @@ func (x *RetrieveResponse) GetExcludedUntrustedDocuments() int32 {
 	return 0
 }
 
+func (x *RetrieveResponse) GetGrounding() string {
+	if x != nil {
+		return x.Grounding
+	}
+	return ""
+}
+
+func (x *RetrieveResponse) GetTrustedView() *RetrieveView {
+	if x != nil {
+		return x.TrustedView
+	}
+	return nil
+}
+
+// RetrieveView is a second set of blocks with a verdict over exactly
+// those blocks.
+type RetrieveView struct {
+	state                      protoimpl.MessageState `protogen:"open.v1"`
+	Primary                    []*Chunk               `protobuf:"bytes,1,rep,name=primary,proto3" json:"primary,omitempty"`
+	Expanded                   []*Chunk               `protobuf:"bytes,2,rep,name=expanded,proto3" json:"expanded,omitempty"`
+	Rejected                   []*Chunk               `protobuf:"bytes,3,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	Verdict                    *Verdict               `protobuf:"bytes,4,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	ExcludedUntrustedDocuments int32                  `protobuf:"varint,5,opt,name=excluded_untrusted_documents,json=excludedUntrustedDocuments,proto3" json:"excluded_untrusted_documents,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *RetrieveView) Reset() {
+	*x = RetrieveView{}
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetrieveView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetrieveView) ProtoMessage() {}
+
+func (x *RetrieveView) ProtoReflect() protoreflect.Message {
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetrieveView.ProtoReflect.Descriptor instead.
+func (*RetrieveView) Descriptor() ([]byte, []int) {
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RetrieveView) GetPrimary() []*Chunk {
+	if x != nil {
+		return x.Primary
+	}
+	return nil
+}
+
+func (x *RetrieveView) GetExpanded() []*Chunk {
+	if x != nil {
+		return x.Expanded
+	}
+	return nil
+}
+
+func (x *RetrieveView) GetRejected() []*Chunk {
+	if x != nil {
+		return x.Rejected
+	}
+	return nil
+}
+
+func (x *RetrieveView) GetVerdict() *Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return nil
+}
+
+func (x *RetrieveView) GetExcludedUntrustedDocuments() int32 {
+	if x != nil {
+		return x.ExcludedUntrustedDocuments
+	}
+	return 0
+}
+
 type ProvenanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Count only the documents of these installations; all when empty.
@@ -453,7 +570,7 @@ type ProvenanceRequest struct {
 
 func (x *ProvenanceRequest) Reset() {
 	*x = ProvenanceRequest{}
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[4]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -465,7 +582,7 @@ func (x *ProvenanceRequest) String() string {
 func (*ProvenanceRequest) ProtoMessage() {}
 
 func (x *ProvenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[4]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -478,7 +595,7 @@ func (x *ProvenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvenanceRequest.ProtoReflect.Descriptor instead.
 func (*ProvenanceRequest) Descriptor() ([]byte, []int) {
-	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{4}
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProvenanceRequest) GetInstallations() []string {
@@ -499,7 +616,7 @@ type TierShare struct {
 
 func (x *TierShare) Reset() {
 	*x = TierShare{}
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[5]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -511,7 +628,7 @@ func (x *TierShare) String() string {
 func (*TierShare) ProtoMessage() {}
 
 func (x *TierShare) ProtoReflect() protoreflect.Message {
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[5]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -524,7 +641,7 @@ func (x *TierShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TierShare.ProtoReflect.Descriptor instead.
 func (*TierShare) Descriptor() ([]byte, []int) {
-	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{5}
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TierShare) GetTier() string {
@@ -561,7 +678,7 @@ type InstallationReport struct {
 
 func (x *InstallationReport) Reset() {
 	*x = InstallationReport{}
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[6]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +690,7 @@ func (x *InstallationReport) String() string {
 func (*InstallationReport) ProtoMessage() {}
 
 func (x *InstallationReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[6]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +703,7 @@ func (x *InstallationReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallationReport.ProtoReflect.Descriptor instead.
 func (*InstallationReport) Descriptor() ([]byte, []int) {
-	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{6}
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InstallationReport) GetId() string {
@@ -633,7 +750,7 @@ type ReportPolicy struct {
 
 func (x *ReportPolicy) Reset() {
 	*x = ReportPolicy{}
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[7]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +762,7 @@ func (x *ReportPolicy) String() string {
 func (*ReportPolicy) ProtoMessage() {}
 
 func (x *ReportPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[7]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +775,7 @@ func (x *ReportPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPolicy.ProtoReflect.Descriptor instead.
 func (*ReportPolicy) Descriptor() ([]byte, []int) {
-	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{7}
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReportPolicy) GetFirewallMode() string {
@@ -687,7 +804,7 @@ type ProvenanceReport struct {
 
 func (x *ProvenanceReport) Reset() {
 	*x = ProvenanceReport{}
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[8]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +816,7 @@ func (x *ProvenanceReport) String() string {
 func (*ProvenanceReport) ProtoMessage() {}
 
 func (x *ProvenanceReport) ProtoReflect() protoreflect.Message {
-	mi := &file_ingestd_v1_retrieval_proto_msgTypes[8]
+	mi := &file_ingestd_v1_retrieval_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +829,7 @@ func (x *ProvenanceReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProvenanceReport.ProtoReflect.Descriptor instead.
 func (*ProvenanceReport) Descriptor() ([]byte, []int) {
-	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{8}
+	return file_ingestd_v1_retrieval_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ProvenanceReport) GetTotal() int64 {
@@ -783,7 +900,7 @@ var File_ingestd_v1_retrieval_proto protoreflect.FileDescriptor
 const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\n" +
 	"\x1aingestd/v1/retrieval.proto\x12\n" +
-	"ingestd.v1\"\xd4\x02\n" +
+	"ingestd.v1\"\x95\x03\n" +
 	"\x0fRetrieveRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x13\n" +
 	"\x05top_k\x18\x02 \x01(\x05R\x04topK\x12$\n" +
@@ -794,7 +911,10 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x10include_rejected\x18\a \x01(\bH\x01R\x0fincludeRejected\x88\x01\x01\x12+\n" +
 	"\x11exclude_untrusted\x18\b \x01(\bR\x10excludeUntrusted\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestIdB\t\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x12\x1c\n" +
+	"\tgrounding\x18\n" +
+	" \x01(\tR\tgrounding\x12!\n" +
+	"\ftrusted_view\x18\v \x01(\bR\vtrustedViewB\t\n" +
 	"\a_expandB\x13\n" +
 	"\x11_include_rejected\"\xd5\x02\n" +
 	"\x05Chunk\x12\x19\n" +
@@ -820,8 +940,16 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x124\n" +
 	"\x16untrusted_document_ids\x18\x04 \x03(\tR\x14untrustedDocumentIds\x12\x1f\n" +
 	"\vwould_block\x18\x05 \x01(\bR\n" +
-	"wouldBlock\"\x8e\x02\n" +
+	"wouldBlock\"\xe9\x02\n" +
 	"\x10RetrieveResponse\x12+\n" +
+	"\aprimary\x18\x01 \x03(\v2\x11.ingestd.v1.ChunkR\aprimary\x12-\n" +
+	"\bexpanded\x18\x02 \x03(\v2\x11.ingestd.v1.ChunkR\bexpanded\x12-\n" +
+	"\brejected\x18\x03 \x03(\v2\x11.ingestd.v1.ChunkR\brejected\x12-\n" +
+	"\averdict\x18\x04 \x01(\v2\x13.ingestd.v1.VerdictR\averdict\x12@\n" +
+	"\x1cexcluded_untrusted_documents\x18\x05 \x01(\x05R\x1aexcludedUntrustedDocuments\x12\x1c\n" +
+	"\tgrounding\x18\x06 \x01(\tR\tgrounding\x12;\n" +
+	"\ftrusted_view\x18\a \x01(\v2\x18.ingestd.v1.RetrieveViewR\vtrustedView\"\x8a\x02\n" +
+	"\fRetrieveView\x12+\n" +
 	"\aprimary\x18\x01 \x03(\v2\x11.ingestd.v1.ChunkR\aprimary\x12-\n" +
 	"\bexpanded\x18\x02 \x03(\v2\x11.ingestd.v1.ChunkR\bexpanded\x12-\n" +
 	"\brejected\x18\x03 \x03(\v2\x11.ingestd.v1.ChunkR\brejected\x12-\n" +
@@ -870,36 +998,42 @@ func file_ingestd_v1_retrieval_proto_rawDescGZIP() []byte {
 	return file_ingestd_v1_retrieval_proto_rawDescData
 }
 
-var file_ingestd_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_ingestd_v1_retrieval_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ingestd_v1_retrieval_proto_goTypes = []any{
 	(*RetrieveRequest)(nil),    // 0: ingestd.v1.RetrieveRequest
 	(*Chunk)(nil),              // 1: ingestd.v1.Chunk
 	(*Verdict)(nil),            // 2: ingestd.v1.Verdict
 	(*RetrieveResponse)(nil),   // 3: ingestd.v1.RetrieveResponse
-	(*ProvenanceRequest)(nil),  // 4: ingestd.v1.ProvenanceRequest
-	(*TierShare)(nil),          // 5: ingestd.v1.TierShare
-	(*InstallationReport)(nil), // 6: ingestd.v1.InstallationReport
-	(*ReportPolicy)(nil),       // 7: ingestd.v1.ReportPolicy
-	(*ProvenanceReport)(nil),   // 8: ingestd.v1.ProvenanceReport
+	(*RetrieveView)(nil),       // 4: ingestd.v1.RetrieveView
+	(*ProvenanceRequest)(nil),  // 5: ingestd.v1.ProvenanceRequest
+	(*TierShare)(nil),          // 6: ingestd.v1.TierShare
+	(*InstallationReport)(nil), // 7: ingestd.v1.InstallationReport
+	(*ReportPolicy)(nil),       // 8: ingestd.v1.ReportPolicy
+	(*ProvenanceReport)(nil),   // 9: ingestd.v1.ProvenanceReport
 }
 var file_ingestd_v1_retrieval_proto_depIdxs = []int32{
 	1,  // 0: ingestd.v1.RetrieveResponse.primary:type_name -> ingestd.v1.Chunk
 	1,  // 1: ingestd.v1.RetrieveResponse.expanded:type_name -> ingestd.v1.Chunk
 	1,  // 2: ingestd.v1.RetrieveResponse.rejected:type_name -> ingestd.v1.Chunk
 	2,  // 3: ingestd.v1.RetrieveResponse.verdict:type_name -> ingestd.v1.Verdict
-	5,  // 4: ingestd.v1.InstallationReport.tiers:type_name -> ingestd.v1.TierShare
-	5,  // 5: ingestd.v1.ProvenanceReport.tiers:type_name -> ingestd.v1.TierShare
-	6,  // 6: ingestd.v1.ProvenanceReport.installations:type_name -> ingestd.v1.InstallationReport
-	7,  // 7: ingestd.v1.ProvenanceReport.policy:type_name -> ingestd.v1.ReportPolicy
-	0,  // 8: ingestd.v1.RetrievalService.Retrieve:input_type -> ingestd.v1.RetrieveRequest
-	4,  // 9: ingestd.v1.RetrievalService.Provenance:input_type -> ingestd.v1.ProvenanceRequest
-	3,  // 10: ingestd.v1.RetrievalService.Retrieve:output_type -> ingestd.v1.RetrieveResponse
-	8,  // 11: ingestd.v1.RetrievalService.Provenance:output_type -> ingestd.v1.ProvenanceReport
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	4,  // 4: ingestd.v1.RetrieveResponse.trusted_view:type_name -> ingestd.v1.RetrieveView
+	1,  // 5: ingestd.v1.RetrieveView.primary:type_name -> ingestd.v1.Chunk
+	1,  // 6: ingestd.v1.RetrieveView.expanded:type_name -> ingestd.v1.Chunk
+	1,  // 7: ingestd.v1.RetrieveView.rejected:type_name -> ingestd.v1.Chunk
+	2,  // 8: ingestd.v1.RetrieveView.verdict:type_name -> ingestd.v1.Verdict
+	6,  // 9: ingestd.v1.InstallationReport.tiers:type_name -> ingestd.v1.TierShare
+	6,  // 10: ingestd.v1.ProvenanceReport.tiers:type_name -> ingestd.v1.TierShare
+	7,  // 11: ingestd.v1.ProvenanceReport.installations:type_name -> ingestd.v1.InstallationReport
+	8,  // 12: ingestd.v1.ProvenanceReport.policy:type_name -> ingestd.v1.ReportPolicy
+	0,  // 13: ingestd.v1.RetrievalService.Retrieve:input_type -> ingestd.v1.RetrieveRequest
+	5,  // 14: ingestd.v1.RetrievalService.Provenance:input_type -> ingestd.v1.ProvenanceRequest
+	3,  // 15: ingestd.v1.RetrievalService.Retrieve:output_type -> ingestd.v1.RetrieveResponse
+	9,  // 16: ingestd.v1.RetrievalService.Provenance:output_type -> ingestd.v1.ProvenanceReport
+	15, // [15:17] is the sub-list for method output_type
+	13, // [13:15] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_ingestd_v1_retrieval_proto_init() }
@@ -914,7 +1048,7 @@ func file_ingestd_v1_retrieval_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ingestd_v1_retrieval_proto_rawDesc), len(file_ingestd_v1_retrieval_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

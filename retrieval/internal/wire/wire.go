@@ -18,6 +18,7 @@ func RequestFromProto(m *ingestdv1.RetrieveRequest) ingestd.RetrieveRequest {
 		Installations: m.GetInstallations(), Tiers: m.GetTiers(), SourceKinds: m.GetSourceKinds(),
 		Expand: m.Expand, IncludeRejected: m.IncludeRejected,
 		ExcludeUntrusted: m.GetExcludeUntrusted(), RequestID: m.GetRequestId(),
+		Grounding: m.GetGrounding(), TrustedView: m.GetTrustedView(),
 	}
 }
 
@@ -28,6 +29,7 @@ func RequestToProto(r ingestd.RetrieveRequest) *ingestdv1.RetrieveRequest {
 		Installations: r.Installations, Tiers: r.Tiers, SourceKinds: r.SourceKinds,
 		Expand: r.Expand, IncludeRejected: r.IncludeRejected,
 		ExcludeUntrusted: r.ExcludeUntrusted, RequestId: r.RequestID,
+		Grounding: r.Grounding, TrustedView: r.TrustedView,
 	}
 }
 
@@ -36,12 +38,15 @@ func RequestToProto(r ingestd.RetrieveRequest) *ingestdv1.RetrieveRequest {
 func ResponseToProto(r *ingestd.RetrieveResponse) *ingestdv1.RetrieveResponse {
 	m := &ingestdv1.RetrieveResponse{
 		Primary: chunksToProto(r.Primary), Expanded: chunksToProto(r.Expanded), Rejected: chunksToProto(r.Rejected),
+		Verdict:                    verdictToProto(r.Verdict),
 		ExcludedUntrustedDocuments: int32(r.ExcludedUntrustedDocuments),
+		Grounding:                  r.Grounding,
 	}
-	if v := r.Verdict; v != nil {
-		m.Verdict = &ingestdv1.Verdict{
-			ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
-			UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
+	if v := r.TrustedView; v != nil {
+		m.TrustedView = &ingestdv1.RetrieveView{
+			Primary: chunksToProto(v.Primary), Expanded: chunksToProto(v.Expanded), Rejected: chunksToProto(v.Rejected),
+			Verdict:                    verdictToProto(v.Verdict),
+			ExcludedUntrustedDocuments: int32(v.ExcludedUntrustedDocuments),
 		}
 	}
 	return m
@@ -52,21 +57,42 @@ func ResponseToProto(r *ingestd.RetrieveResponse) *ingestdv1.RetrieveResponse {
 func ResponseFromProto(m *ingestdv1.RetrieveResponse) *ingestd.RetrieveResponse {
 	r := &ingestd.RetrieveResponse{
 		Primary: chunksFromProto(m.GetPrimary()), Expanded: chunksFromProto(m.GetExpanded()), Rejected: chunksFromProto(m.GetRejected()),
+		Verdict:                    verdictFromProto(m.GetVerdict()),
 		ExcludedUntrustedDocuments: int(m.GetExcludedUntrustedDocuments()),
+		Grounding:                  m.GetGrounding(),
 	}
-	pv := m.GetVerdict()
+	if v := m.GetTrustedView(); v != nil {
+		r.TrustedView = &ingestd.RetrieveView{
+			Primary: chunksFromProto(v.GetPrimary()), Expanded: chunksFromProto(v.GetExpanded()), Rejected: chunksFromProto(v.GetRejected()),
+			Verdict:                    verdictFromProto(v.GetVerdict()),
+			ExcludedUntrustedDocuments: int(v.GetExcludedUntrustedDocuments()),
+		}
+	}
+	return r
+}
+
+func verdictToProto(v *ingestd.Verdict) *ingestdv1.Verdict {
+	if v == nil {
+		return nil
+	}
+	return &ingestdv1.Verdict{
+		ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
+		UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
+	}
+}
+
+func verdictFromProto(pv *ingestdv1.Verdict) *ingestd.Verdict {
 	if pv == nil {
-		return r
+		return nil
 	}
 	ids := pv.GetUntrustedDocumentIds()
 	if ids == nil {
 		ids = []string{}
 	}
-	r.Verdict = &ingestd.Verdict{
+	return &ingestd.Verdict{
 		ToolsAllowed: pv.GetToolsAllowed(), Mode: pv.GetMode(), Reason: pv.GetReason(),
 		UntrustedDocumentIDs: ids, WouldBlock: pv.GetWouldBlock(),
 	}
-	return r
 }
 
 func chunksToProto(cs []ingestd.ServedChunk) []*ingestdv1.Chunk {
