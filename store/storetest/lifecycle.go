@@ -101,6 +101,16 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 			t.Fatal(err)
 		}
 	}
+	// A pass's cursor summary may name an erased item; another
+	// installation's stays.
+	for _, r := range []ingestd.SyncRun{
+		{Installation: "inst", Trigger: ingestd.TriggerManual, StartedAt: t0, Seen: 3, Cursors: "map=gone.md,keep.md"},
+		{Installation: "elsewhere", Trigger: ingestd.TriggerManual, StartedAt: t0, Seen: 1, Cursors: "map=gone.md"},
+	} {
+		if err := s.AddRun(ctx(), r, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Load any lazily built index first, so the erasure has to reach it.
 	if hits, err := s.SearchText(ctx(), "zebrafish", ingestd.Filter{}, 10); err != nil || len(hits) != 2 {
 		t.Fatalf("SearchText before erasure = %v, %v", hits, err)
@@ -153,6 +163,15 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 	for k, want := range map[string]string{"event-at:gone.md": "", "event-at:keep.md": "t", "map": "keep.md"} {
 		if v, err := s.Cursor(ctx(), "inst", k); err != nil || v != want {
 			t.Fatalf("cursor %s = %q, %v, want %q", k, v, err, want)
+		}
+	}
+	for inst, want := range map[string]string{"inst": "", "elsewhere": "map=gone.md"} {
+		runs, err := s.Runs(ctx(), inst, 10)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("Runs(%s) after erasure = %+v, %v", inst, runs, err)
+		}
+		if got := runs[0]; got.Cursors != want || got.Seen == 0 {
+			t.Errorf("%s's pass after erasure: cursors %q, seen %d; want cursors %q and the counts kept", inst, got.Cursors, got.Seen, want)
 		}
 	}
 	if hits, err := s.SearchText(ctx(), "ordinary", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
