@@ -86,11 +86,16 @@ func serveUntil(t *testing.T, cfg string, extra ...string) (s *inProcess, stop f
 }
 
 // retrieveDocs returns the installations and document ids of the primary
-// block for the query.
+// block for the query (for the canary, of the chunks that hold it).
 func (s *inProcess) retrieveDocs(t *testing.T, query string) map[string]string {
 	t.Helper()
+	return retrieveDocs(t, s.base, query)
+}
+
+func retrieveDocs(t *testing.T, base, query string) map[string]string {
+	t.Helper()
 	q, _ := json.Marshal(map[string]any{"query": query, "top_k": 20})
-	resp, err := http.Post(s.base+"/v1/retrieve", "application/json", bytes.NewReader(q))
+	resp, err := http.Post(base+"/v1/retrieve", "application/json", bytes.NewReader(q))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,4 +447,62 @@ func checkNoCanary(t *testing.T, data, dbURL, when string, canaries ...string) {
 	if t.Failed() {
 		t.FailNow()
 	}
+}
+
+// TestErasureReachesEveryProcess runs two serves on one store, as a
+// deployment with nats.listen does: one in this process with the
+// embedded NATS and its worker, one as a separate api process, each with
+// its own in-memory search indexes (on SQLite). An erasure run by a
+// third process (the CLI, over its own NATS connection) is served by
+// neither from the next retrieval on, and the document beside it still
+// is. SQLite: each search first checks the file's data_version, and the
+// erasure's mark in the changes log makes every process reload its
+// index from the rows. Postgres keeps no index in a process.
+func TestErasureReachesEveryProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; -short skips it")
+	}
+	bin := filepath.Join(t.TempDir(), "ingestd")
+	buildBinary(t, bin)
+	eachStore(t, func(t *testing.T, store, dbURL string) {
+		dir := t.TempDir()
+		mustWrite(t, filepath.Join(dir, "notes", "secret.md"), "# Launch\n\nThe launch code word is "+canary+".\n")
+		mustWrite(t, filepath.Join(dir, "notes", "lunch.md"), "# Lunch\n\nThe canteen serves soup on Fridays.\n")
+		t.Setenv("TEST_ERASE_NATS_TOKEN", "nats-token-for-the-erasure-test")
+		t.Setenv("TEST_ERASE_JOB_KEY", "job-key-for-the-erasure-test-0123456789")
+		port := freeTCPPort(t)
+		common := "data_dir: ./data\nlisten: 127.0.0.1:0\n" + store + "embedder: {kind: lexical, dims: 64}\n" +
+			"installations:\n  - {id: notes, kind: files, tier: trusted-internal, files: {root: ./notes}}\n"
+		natsAuth := "token_env: TEST_ERASE_NATS_TOKEN, job_key_env: TEST_ERASE_JOB_KEY"
+		withNATS := filepath.Join(dir, "ingestd.yaml")
+		mustWrite(t, withNATS, common+fmt.Sprintf("nats: {listen: \"%d\", %s}\n", port, natsAuth))
+		apiOnly := filepath.Join(dir, "api.yaml")
+		mustWrite(t, apiOnly, common+fmt.Sprintf("nats: {url: \"nats://127.0.0.1:%d\", %s}\n", port, natsAuth))
+
+		worker, _ := serveUntil(t, withNATS)
+		worker.post(t, "/v1/installations/notes/sync")
+		var planted map[string]string
+		waitFor(t, func() bool {
+			planted = worker.retrieveDocs(t, canary)
+			return planted["notes"] != ""
+		})
+		api := startServe(t, bin, apiOnly, "--role", "api")
+		for name, base := range map[string]string{"worker": worker.base, "api": api.base} {
+			if got := retrieveDocs(t, base, canary); got["notes"] != planted["notes"] {
+				t.Fatalf("before the erasure the %s process serves %v, want %s\n%s", name, got, planted["notes"], api.log())
+			}
+		}
+
+		if code, out, errs := runCmd(t, "erase", "--document", planted["notes"], "--config", apiOnly); code != 0 || !strings.HasPrefix(out, "erased 1 document") {
+			t.Fatalf("erase: exit %d\n%s\n%s", code, out, errs)
+		}
+		for name, base := range map[string]string{"worker": worker.base, "api": api.base} {
+			if got := retrieveDocs(t, base, canary); len(got) != 0 {
+				t.Errorf("after the erasure the %s process still serves %v", name, got)
+			}
+			if got := retrieveDocs(t, base, "canteen soup fridays"); got["notes"] == "" {
+				t.Errorf("after the erasure the %s process lost the other note", name)
+			}
+		}
+	})
 }
