@@ -21,8 +21,10 @@ type Eraser interface {
 	// transaction with e's tombstones and cursor edits: their rows
 	// (tombstoned ones too), chunks, full-text and vector entries, links
 	// from and to them, the embedding cache entries of e.TextHashes
-	// (for every embedder), and every in-memory copy (each process's
-	// index drops them at its next catch-up). Then it removes what the
+	// (for every embedder), the cursor summaries in the sync history of
+	// their installations (SyncRun.Cursors, which may name an erased
+	// item), and every in-memory copy (each process's index drops them
+	// at its next catch-up). Then it removes what the
 	// database keeps of deleted rows as far as the store can (SQLite:
 	// deleted content overwritten, the full-text index merged, the
 	// write-ahead log checkpointed and truncated; PostgreSQL: VACUUM

@@ -49,12 +49,13 @@ func (s *Store) FindDocuments(ctx context.Context, q ingestd.DocumentQuery) ([]i
 	return out, nil
 }
 
-// vacuumed are the tables an erasure deletes from.
-const vacuumed = "documents, chunks, links, cursors, embedding_cache"
+// vacuumed are the tables an erasure deletes from or rewrites.
+const vacuumed = "documents, chunks, links, cursors, embedding_cache, sync_runs"
 
 // Erase removes the documents for good with their chunks, links both ways,
-// the cached embeddings of e.TextHashes and the cursor edits, and records
-// the tombstones, in one transaction. Then it runs VACUUM (ANALYZE) on the
+// the cached embeddings of e.TextHashes, the cursor summaries of their
+// installations' sync runs, and the cursor edits, and records the
+// tombstones, in one transaction. Then it runs VACUUM (ANALYZE) on the
 // tables it deleted from, without a statement timeout: until then the
 // deleted rows are dead tuples any superuser can read back from the data
 // files, and the planner's statistics (pg_statistic) may hold sample
@@ -86,6 +87,13 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 		// The documents first, locked in id order, so that a concurrent
 		// writer of one of them waits and then finds it gone.
 		if _, err := tx.Exec(ctx, "SELECT id FROM documents WHERE id = ANY($1) ORDER BY id FOR UPDATE", ids); err != nil {
+			return err
+		}
+		// A pass's cursor summary may name an erased item (a UID map
+		// lists Message-IDs), cut short where a match would miss it: the
+		// installation's summaries go whole.
+		if _, err := tx.Exec(ctx, `UPDATE sync_runs SET cursors = '' WHERE cursors <> ''
+			AND installation IN (SELECT installation FROM documents WHERE id = ANY($1))`, ids); err != nil {
 			return err
 		}
 		var err error

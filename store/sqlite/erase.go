@@ -97,8 +97,9 @@ func checkTombstones(ts []ingestd.Tombstone) error {
 }
 
 // Erase removes the documents for good with their chunks, links both ways,
-// the cached embeddings of e.TextHashes and the cursor edits, and records
-// the tombstones, in one write transaction on the writer connection, which
+// the cached embeddings of e.TextHashes, the cursor summaries of their
+// installations' sync runs, and the cursor edits, and records the
+// tombstones, in one write transaction on the writer connection, which
 // runs with secure_delete on: SQLite overwrites deleted content with
 // zeros, in the pages it frees too. Then it merges the full-text index
 // (FTS4 keeps a deleted row's terms in old segments until a merge drops
@@ -138,6 +139,13 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 				return err
 			}
 			n.Links += k
+			// A pass's cursor summary may name an erased item (a UID map
+			// lists Message-IDs), cut short where a match would miss it:
+			// the installation's summaries go whole.
+			if _, err = exec("erase sync run cursors", `UPDATE sync_runs SET cursors = '' WHERE cursors != ''
+				AND installation IN (SELECT installation FROM documents WHERE id IN (`+ph+`))`, args...); err != nil {
+				return err
+			}
 			if k, err = exec("erase chunks", "DELETE FROM chunks WHERE document_id IN ("+ph+")", args...); err != nil {
 				return err
 			}

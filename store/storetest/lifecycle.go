@@ -101,6 +101,16 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 			t.Fatal(err)
 		}
 	}
+	// A pass's cursor summary may name an erased item; another
+	// installation's stays.
+	for _, r := range []ingestd.SyncRun{
+		{Installation: "inst", Trigger: ingestd.TriggerManual, StartedAt: t0, Seen: 3, Cursors: "map=gone.md,keep.md"},
+		{Installation: "elsewhere", Trigger: ingestd.TriggerManual, StartedAt: t0, Seen: 1, Cursors: "map=gone.md"},
+	} {
+		if err := s.AddRun(ctx(), r, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Load any lazily built index first, so the erasure has to reach it.
 	if hits, err := s.SearchText(ctx(), "zebrafish", ingestd.Filter{}, 10); err != nil || len(hits) != 2 {
 		t.Fatalf("SearchText before erasure = %v, %v", hits, err)
@@ -153,6 +163,15 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 	for k, want := range map[string]string{"event-at:gone.md": "", "event-at:keep.md": "t", "map": "keep.md"} {
 		if v, err := s.Cursor(ctx(), "inst", k); err != nil || v != want {
 			t.Fatalf("cursor %s = %q, %v, want %q", k, v, err, want)
+		}
+	}
+	for inst, want := range map[string]string{"inst": "", "elsewhere": "map=gone.md"} {
+		runs, err := s.Runs(ctx(), inst, 10)
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("Runs(%s) after erasure = %+v, %v", inst, runs, err)
+		}
+		if got := runs[0]; got.Cursors != want || got.Seen == 0 {
+			t.Errorf("%s's pass after erasure: cursors %q, seen %d; want cursors %q and the counts kept", inst, got.Cursors, got.Seen, want)
 		}
 	}
 	if hits, err := s.SearchText(ctx(), "ordinary", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
@@ -238,7 +257,9 @@ func archiveFixture(t *testing.T, s ingestd.Store) {
 	rejected := Doc("inst", "d.md", ingestd.TierUntrustedExternal, "d")
 	rejected.Status = ingestd.StatusRejected
 	deleted := Doc("inst", "e.md", ingestd.TierUntrustedExternal, "e")
-	MustPut(t, s, trusted, Chunks(trusted, 0, "alpha words", "beta words"), []ingestd.Link{link(trusted.ID, unknown.ID, "xref"), link(trusted.ID, "dnotstored", "link")})
+	located := Chunks(trusted, 0, "alpha words", "beta words")
+	located[1].Locator = "p. 3"
+	MustPut(t, s, trusted, located, []ingestd.Link{link(trusted.ID, unknown.ID, "xref"), link(trusted.ID, "dnotstored", "link")})
 	MustPut(t, s, unknown, Chunks(unknown, 2, "gamma words"), []ingestd.Link{link(unknown.ID, trusted.ID, "parent")})
 	MustPut(t, s, undeclared, Chunks(undeclared, 3, "delta words"), nil)
 	MustPut(t, s, rejected, Chunks(rejected, 4, "epsilon words"), nil)
@@ -294,7 +315,7 @@ func describe(r ingestd.ArchiveRecord) string {
 		}
 		chunks := fmt.Sprint(len(d.Chunks))
 		for _, c := range d.Chunks {
-			chunks += fmt.Sprintf(" [%s %s %d %q %q %q %d %v %s %q]", c.ID, c.DocumentID, c.Ordinal, c.HeadingPath, c.Text, c.Fenced, c.Tokens, c.Embedding, c.EmbedderID, c.Tier)
+			chunks += fmt.Sprintf(" [%s %s %d %q %q %q %d %v %s %q %q]", c.ID, c.DocumentID, c.Ordinal, c.HeadingPath, c.Text, c.Fenced, c.Tokens, c.Embedding, c.EmbedderID, c.Tier, c.Locator)
 		}
 		meta := fmt.Sprint(d.Meta)
 		if len(d.Meta) == 0 {
@@ -338,8 +359,14 @@ func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store) {
 		t.Fatalf("records come as %q, want %q", kinds, want)
 	}
 	var docs []string
+	located := 0
 	for _, r := range recs {
 		if r.Document != nil {
+			for _, c := range r.Document.Chunks {
+				if c.Locator == "p. 3" {
+					located++
+				}
+			}
 			docs = append(docs, r.Document.ID)
 			if r.Document.Status == ingestd.StatusDeleted && r.Document.DeletedAt.IsZero() {
 				t.Fatalf("tombstoned document %s exported without its deletion time", r.Document.ID)
@@ -348,6 +375,9 @@ func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store) {
 	}
 	if !slices.IsSorted(docs) || len(docs) != 6 {
 		t.Fatalf("documents %v, want 6 in id order", docs)
+	}
+	if located != 1 {
+		t.Fatalf("%d chunks exported with their locator, want 1", located)
 	}
 
 	if err := into.Import(ctx(), recs); err != nil {
