@@ -112,6 +112,11 @@ type Options struct {
 	// 2m). A holder refreshes it every LeaseTTL/3; a crashed holder's lease
 	// expires after at most LeaseTTL.
 	LeaseTTL time.Duration
+	// ReplayAge, when positive, makes Open also create or update the
+	// webhook replay bucket (see Replays) with this max age, under the
+	// same wait as the streams: an intake's memory is part of the queue it
+	// feeds, and a start during a leader election waits for both.
+	ReplayAge time.Duration
 	// Holder names this process in leases (default a random id).
 	Holder string
 	// JobKey signs every job this queue publishes and verifies every job
@@ -191,10 +196,12 @@ type Queue struct {
 	cons   jetstream.Consumer
 	leases jetstream.KeyValue
 	marks  jetstream.KeyValue
-	o      Options
-	log    *slog.Logger
-	keys   keys
-	m      *metrics
+	// replays is the webhook replay memory; nil without Options.ReplayAge.
+	replays *Replays
+	o       Options
+	log     *slog.Logger
+	keys    keys
+	m       *metrics
 }
 
 // Open creates or updates the streams, the shared consumer and the KV
@@ -314,6 +321,11 @@ func (q *Queue) setup(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("kv %s: %w", ScheduleBucket, err)
+	}
+	if q.o.ReplayAge > 0 {
+		if q.replays, err = q.OpenReplays(ctx, q.o.ReplayAge); err != nil {
+			return err
+		}
 	}
 	return nil
 }

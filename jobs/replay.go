@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -24,10 +25,15 @@ type Replays struct {
 	kv jetstream.KeyValue
 }
 
+// Replays returns the replay memory Open made (Options.ReplayAge), or nil
+// when none was asked for.
+func (q *Queue) Replays() *Replays { return q.replays }
+
 // OpenReplays creates or updates the replay bucket. maxAge is how long
 // the server keeps any key (at least the longest replay window in use;
 // default 72h); like every bucket setting, the last process to start
-// wins. Returns EUNAVAILABLE if the bucket cannot be made.
+// wins. Returns the server's error, wrapped, if the bucket cannot be made
+// (OpenWait tells a transient one from the rest).
 func (q *Queue) OpenReplays(ctx context.Context, maxAge time.Duration) (*Replays, error) {
 	if maxAge <= 0 {
 		maxAge = 72 * time.Hour
@@ -41,7 +47,7 @@ func (q *Queue) OpenReplays(ctx context.Context, maxAge time.Duration) (*Replays
 		Replicas:    q.o.Replicas,
 	})
 	if err != nil {
-		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "kv %s: %v", ReplayBucket, err)
+		return nil, fmt.Errorf("kv %s: %w", ReplayBucket, err)
 	}
 	return &Replays{kv: kv}, nil
 }

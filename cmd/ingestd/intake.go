@@ -24,19 +24,20 @@ var _ webhook.Replays = (*jobs.Replays)(nil)
 // their first 64 KiB wait for their signature check in <data_dir>/spool.
 func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error) {
 	eps := map[string]webhook.Endpoint{}
-	var keep time.Duration
 	for id, c := range a.sources {
 		if c.Intake != nil {
 			eps[id] = *c.Intake
-			keep = max(keep, c.Intake.ReplayWindow, 2*c.Intake.Tolerance)
 		}
 	}
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	replays, err := q.OpenReplays(ctx, keep+time.Hour)
-	if err != nil {
-		return nil, err
+	replays := q.Replays()
+	if replays == nil { // a queue opened without replayAge: not from openQueue
+		var err error
+		if replays, err = q.OpenReplays(ctx, a.replayAge()); err != nil {
+			return nil, err
+		}
 	}
 	spool := filepath.Join(a.cfg.Path(a.cfg.DataDir), "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
@@ -51,6 +52,24 @@ func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error)
 		MaxBodyBytes: api.MaxWebhookBodyBytes,
 		SpoolDir:     spool,
 	})
+}
+
+// replayAge is how long the replay bucket keeps a key: past the longest
+// replay window and signature tolerance of the configured intakes, plus an
+// hour; 0 when no installation takes webhooks.
+func (a *app) replayAge() time.Duration {
+	var keep time.Duration
+	intakes := 0
+	for _, c := range a.sources {
+		if c.Intake != nil {
+			intakes++
+			keep = max(keep, c.Intake.ReplayWindow, 2*c.Intake.Tolerance)
+		}
+	}
+	if intakes == 0 {
+		return 0
+	}
+	return keep + time.Hour
 }
 
 // addURL reads one reference an API client sent into an installation whose

@@ -98,6 +98,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 		MaxMsgSize:    c.MaxMsgSize,
 		MaxBytes:      c.MaxBytes,
 		LeaseTTL:      time.Duration(c.LeaseTTL),
+		ReplayAge:     a.replayAge(),
 		JobKey:        key,
 		AcceptJobKeys: accept,
 		Registerer:    reg,
