@@ -144,9 +144,10 @@ func (l *Lexical) putScratch(s *lexScratch) {
 // allocation per word.
 type lexScratch struct {
 	feats   featureCounts
-	word    []rune // the word being read, lower-cased
-	ascii   []byte // an ASCII word as bytes, then its normalised form
-	prev    uint64 // hash of the previous word
+	word    []rune            // the word being read, lower-cased
+	ascii   []byte            // an ASCII word as bytes, then its normalised form
+	terms   map[string]uint64 // ASCII words -> hash of their normalised form
+	prev    uint64            // hash of the previous word
 	hasPrev bool
 }
 
@@ -263,10 +264,16 @@ func (s *lexScratch) endWord() {
 // (lexnorm.AppendTerm: stemmed, a number word as digits, a synonym as its
 // group's word), so that both rankers see the same words. Its 3-grams stay
 // those of w as written, which keep typos and unknown inflections near.
+//
+// Words repeat, so each scratch remembers the hashes of up to
+// maxTermCache words it normalised.
 func (s *lexScratch) termHash(w []rune) uint64 {
 	b := s.ascii[:0]
 	for _, r := range w {
 		b = append(b, byte(r))
+	}
+	if h, ok := s.terms[string(b)]; ok {
+		return h
 	}
 	n := len(b)
 	b = lexnorm.AppendTerm(b, string(b))
@@ -274,9 +281,16 @@ func (s *lexScratch) termHash(w []rune) uint64 {
 	for _, c := range b[n:] {
 		h = hashRune(h, rune(c))
 	}
+	if s.terms == nil || len(s.terms) >= maxTermCache {
+		s.terms = make(map[string]uint64, 256)
+	}
+	s.terms[string(b[:n])] = h
 	s.ascii = b
 	return h
 }
+
+// maxTermCache bounds a scratch's memory of normalised words.
+const maxTermCache = 4096
 
 func isASCII(w []rune) bool {
 	for _, r := range w {
