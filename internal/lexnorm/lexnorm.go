@@ -101,6 +101,26 @@ var synonymGroups = []string{
 	"inquiry enquiry inquire enquire",
 }
 
+// Groups returns the words AppendTerm makes one term, beyond stemming:
+// each number word with its digits, then each synonym group, in a fixed
+// order. A store whose full-text search cannot call AppendTerm (Postgres)
+// matches a query word to the others of its group with it.
+func Groups() [][]string {
+	var out [][]string
+	for _, w := range numberOrder {
+		out = append(out, []string{w, numbers[w]})
+	}
+	for _, g := range synonymGroups {
+		out = append(out, strings.Fields(g))
+	}
+	return out
+}
+
+// numberOrder lists the keys of numbers in order, for Groups.
+var numberOrder = strings.Fields(`zero one two three four five six seven eight nine ten eleven twelve
+	thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty
+	seventy eighty ninety first third fourth fifth sixth seventh eighth ninth tenth`)
+
 // synonyms maps the stem of each word of a group to the stem of its first.
 var synonyms = func() map[string]string {
 	m := map[string]string{}

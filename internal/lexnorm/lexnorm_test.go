@@ -57,6 +57,32 @@ func TestSynonymGroups(t *testing.T) {
 	}
 }
 
+// Groups lists every number word once, and each group's words are one
+// term.
+func TestGroups(t *testing.T) {
+	seen := map[string]bool{}
+	for _, g := range Groups() {
+		if len(g) < 2 {
+			t.Errorf("group %v: fewer than two words", g)
+			continue
+		}
+		for _, w := range g {
+			if Term(w) != Term(g[0]) {
+				t.Errorf("group %v: %q is %q, %q is %q", g, w, Term(w), g[0], Term(g[0]))
+			}
+		}
+		if _, isNumber := numbers[g[0]]; isNumber {
+			if seen[g[0]] {
+				t.Errorf("%q listed twice", g[0])
+			}
+			seen[g[0]] = true
+		}
+	}
+	if len(seen) != len(numbers) {
+		t.Errorf("Groups lists %d number words, the table has %d", len(seen), len(numbers))
+	}
+}
+
 func BenchmarkAppendTerm(b *testing.B) {
 	words := []string{"the", "refunds", "Rotating", "thirty", "buying", "KS-2024-04471", "certificate", "Größe"}
 	var buf []byte
