@@ -26,7 +26,8 @@ var rooms = []struct {
 	{"provenance", []string{""}, nil},
 	{"chunker", []string{""}, nil},
 	{"firewall", []string{"", "provenance"}, nil},
-	{"embedder", []string{"", "internal/clock"}, nil},
+	{"embedder", []string{"", "internal/clock", "internal/lexnorm"}, nil},
+	{"internal/lexnorm", nil, []string{""}}, // the standard library only
 	{"jobs", []string{"", "internal/clock"}, nil},
 	{"health", []string{""}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},

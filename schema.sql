@@ -1,7 +1,8 @@
 -- The canonical ingestd schema (SQLite dialect), to read: what the numbered
 -- migrations of store/sqlite (store/sqlite/migrations) build, which a test
 -- proves. A change is a new migration and the same change here.
--- store/postgres keeps its own variant with the same tables and columns.
+-- store/postgres keeps its own variant with the same tables and columns,
+-- plus lexeme_alternatives (the word groups its full-text search matches).
 -- A document's tier is TEXT and NULL means undeclared; a value this build
 -- does not know is kept verbatim and read as untrusted-external.
 

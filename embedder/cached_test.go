@@ -82,7 +82,7 @@ func TestCached(t *testing.T) {
 	inner := &countingEmbedder{Embedder: embedder.NewLexical(16)}
 	cache := newMemCache()
 	c := embedder.NewCached(inner, cache)
-	if got, want := c.ID(), "lexical-v1/16"; got != want {
+	if got, want := c.ID(), "lexical-v2/16"; got != want {
 		t.Errorf("ID() = %q, want %q", got, want)
 	}
 	if got, want := c.Dims(), 16; got != want {
@@ -152,12 +152,12 @@ func TestCachedKeyedByEmbedderID(t *testing.T) {
 func TestCachedWrongLengthIsAMiss(t *testing.T) {
 	cache := newMemCache()
 	inner := &countingEmbedder{Embedder: embedder.NewLexical(8)}
-	cache.vecs["lexical-v1/8\x00"+embedder.TextHash("hello")] = []float32{1, 0}
+	cache.vecs["lexical-v2/8\x00"+embedder.TextHash("hello")] = []float32{1, 0}
 	v := MustEmbed(t, embedder.NewCached(inner, cache), "hello")
 	if len(inner.calls) != 1 || len(v[0]) != 8 {
 		t.Fatalf("corrupt cache entry was served (calls %d, len %d)", len(inner.calls), len(v[0]))
 	}
-	if got := cache.vecs["lexical-v1/8\x00"+embedder.TextHash("hello")]; len(got) != 8 {
+	if got := cache.vecs["lexical-v2/8\x00"+embedder.TextHash("hello")]; len(got) != 8 {
 		t.Errorf("corrupt cache entry not replaced: %v", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/ingestd/ingestd/internal/lexnorm"
 )
 
 // DefaultLexicalDims is the dimension NewLexical uses when given none.
@@ -62,12 +64,16 @@ var classSeed = [4]uint64{
 // Lexical is a deterministic embedder that needs no model: signed feature
 // hashing of normalised words, neighbouring word pairs and character
 // 3-grams, L2-normalised. It is the offline default. Its vectors capture
-// shared vocabulary and spelling, not meaning: "car" and "automobile" are
-// unrelated to it.
+// shared vocabulary and spelling, not meaning: beyond a small table of
+// synonyms ("buy" and "purchase"), "car" and "vehicle" are unrelated to it.
 //
 // Text is normalised with NFKC and lower-cased, then split into words on
 // every rune that is not a letter, digit or combining mark; invisible
-// format characters (Unicode category Cf) are dropped. Han, Hiragana
+// format characters (Unicode category Cf) are dropped. An ASCII word that
+// is not a stopword counts as the text index holds it (lexnorm.AppendTerm:
+// stemmed, "thirty" as "30", a synonym as its group's word), so
+// "refunds" and "refunded" are one word; its 3-grams are those of the word
+// as written. Han, Hiragana
 // and Katakana runes are words of their own, so the word pairs of CJK text
 // are its character bigrams. Features are hashed with FNV-1a 64 over code
 // points, mixed, and folded into Dims buckets; one hash bit gives the sign,
@@ -95,10 +101,11 @@ func NewLexical(dims int) *Lexical {
 	if dims <= 0 {
 		dims = DefaultLexicalDims
 	}
-	return &Lexical{dims: dims, id: "lexical-v1/" + strconv.Itoa(dims)}
+	return &Lexical{dims: dims, id: "lexical-v2/" + strconv.Itoa(dims)}
 }
 
-// ID returns "lexical-v1/<dims>".
+// ID returns "lexical-v2/<dims>". lexical-v1 counted words as written;
+// vectors it made are re-embedded by `ingestd reindex`.
 func (l *Lexical) ID() string { return l.id }
 
 // Dims returns the length of every vector.
@@ -137,8 +144,10 @@ func (l *Lexical) putScratch(s *lexScratch) {
 // allocation per word.
 type lexScratch struct {
 	feats   featureCounts
-	word    []rune // the word being read, lower-cased
-	prev    uint64 // hash of the previous word
+	word    []rune            // the word being read, lower-cased
+	ascii   []byte            // an ASCII word as bytes, then its normalised form
+	terms   map[string]uint64 // ASCII words -> hash of their normalised form
+	prev    uint64            // hash of the previous word
 	hasPrev bool
 }
 
@@ -229,6 +238,8 @@ func (s *lexScratch) endWord() {
 	class := uint64(classWord)
 	if len(w) <= maxStopwordRunes && stopwords.has(h) {
 		class = classStopword
+	} else if isASCII(w) {
+		h = s.termHash(w)
 	}
 	s.feats.add(featureKey(h, class))
 	if s.hasPrev {
@@ -247,6 +258,47 @@ func (s *lexScratch) endWord() {
 		s.feats.add(featureKey(g, classGram))
 	}
 	s.word = w[:0]
+}
+
+// termHash hashes the ASCII word w as the text index holds it
+// (lexnorm.AppendTerm: stemmed, a number word as digits, a synonym as its
+// group's word), so that both rankers see the same words. Its 3-grams stay
+// those of w as written, which keep typos and unknown inflections near.
+//
+// Words repeat, so each scratch remembers the hashes of up to
+// maxTermCache words it normalised.
+func (s *lexScratch) termHash(w []rune) uint64 {
+	b := s.ascii[:0]
+	for _, r := range w {
+		b = append(b, byte(r))
+	}
+	if h, ok := s.terms[string(b)]; ok {
+		return h
+	}
+	n := len(b)
+	b = lexnorm.AppendTerm(b, string(b))
+	h := uint64(fnvOffset)
+	for _, c := range b[n:] {
+		h = hashRune(h, rune(c))
+	}
+	if s.terms == nil || len(s.terms) >= maxTermCache {
+		s.terms = make(map[string]uint64, 256)
+	}
+	s.terms[string(b[:n])] = h
+	s.ascii = b
+	return h
+}
+
+// maxTermCache bounds a scratch's memory of normalised words.
+const maxTermCache = 4096
+
+func isASCII(w []rune) bool {
+	for _, r := range w {
+		if r >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 const (
@@ -300,7 +352,7 @@ func sublinearTF(n int) float64 {
 
 // stopwords holds the hashes of frequent English function words, which
 // weigh weightStopword instead of weightWord and get no 3-grams. They still
-// form word pairs ("out of", "set up"). The list is part of lexical-v1.
+// form word pairs ("out of", "set up"). The list is part of lexical-v1 and v2.
 var stopwords = func() *hashSet {
 	words := []string{
 		"a", "about", "after", "all", "also", "am", "an", "and", "any", "are",

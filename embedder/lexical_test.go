@@ -62,10 +62,10 @@ func TestLexicalIDAndDims(t *testing.T) {
 		wantDims int
 		wantID   string
 	}{
-		{name: "default for zero", dims: 0, wantDims: 384, wantID: "lexical-v1/384"},
-		{name: "default for negative", dims: -3, wantDims: 384, wantID: "lexical-v1/384"},
-		{name: "explicit", dims: 256, wantDims: 256, wantID: "lexical-v1/256"},
-		{name: "not a power of two", dims: 100, wantDims: 100, wantID: "lexical-v1/100"},
+		{name: "default for zero", dims: 0, wantDims: 384, wantID: "lexical-v2/384"},
+		{name: "default for negative", dims: -3, wantDims: 384, wantID: "lexical-v2/384"},
+		{name: "explicit", dims: 256, wantDims: 256, wantID: "lexical-v2/256"},
+		{name: "not a power of two", dims: 100, wantDims: 100, wantID: "lexical-v2/100"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,11 +140,11 @@ func TestLexicalDeterministic(t *testing.T) {
 	}
 }
 
-// TestLexicalGolden pins lexical-v1: vectors are stored and compared across
+// TestLexicalGolden pins lexical-v2: vectors are stored and compared across
 // processes and releases, so any change to normalisation, hashing or
 // weighting must come with a new ID, not a silent drift.
 func TestLexicalGolden(t *testing.T) {
-	const path = "testdata/golden/lexical-v1-64.json"
+	const path = "testdata/golden/lexical-v2-64.json"
 	texts := []string{
 		"Hello, World! The quick brown fox jumps over the lazy dog.",
 		"Ｆｕｌｌ－ｗｉｄｔｈ ﬁle Größe Клиент 顧客がサポート",
@@ -164,7 +164,7 @@ func TestLexicalGolden(t *testing.T) {
 		}
 	}
 	var want [][]float32
-	if err := json.Unmarshal([]byte(MustReadFile(t, "golden/lexical-v1-64.json")), &want); err != nil {
+	if err := json.Unmarshal([]byte(MustReadFile(t, "golden/lexical-v2-64.json")), &want); err != nil {
 		t.Fatal(err)
 	}
 	if len(want) != len(texts) {
@@ -173,8 +173,34 @@ func TestLexicalGolden(t *testing.T) {
 	for i := range texts {
 		for j := range want[i] {
 			if math.Abs(float64(got[i][j]-want[i][j])) > 1e-6 {
-				t.Fatalf("text %d: component %d = %v, golden %v: lexical-v1 changed", i, j, got[i][j], want[i][j])
+				t.Fatalf("text %d: component %d = %v, golden %v: lexical-v2 changed", i, j, got[i][j], want[i][j])
 			}
+		}
+	}
+}
+
+// Words the text index holds as one term (plurals and inflections, number
+// words, synonyms: lexnorm.AppendTerm) are one word to the embedder too, so
+// texts that differ only by them embed close; texts that share no term stay
+// apart. lexical-v1 put the first pairs at cosine 0.17–0.56.
+func TestLexicalSharesTextIndexTerms(t *testing.T) {
+	e := embedder.NewLexical(0)
+	for _, tt := range []struct {
+		a, b string
+		near bool
+	}{
+		{"refunds were issued", "refund was issue", true},
+		{"rotating certificates", "rotate the certificate", true},
+		{"thirty days", "30 days", true},
+		{"buy a licence", "purchase a licence", true},
+		{"send an e-mail", "send an email", true},
+		{"thirty days", "sixty days", false},
+		{"refunds were issued", "invoices were paid", false},
+	} {
+		v := MustEmbed(t, e, tt.a, tt.b)
+		c := embedder.Cosine(v[0], v[1])
+		if near := c >= 0.7; near != tt.near {
+			t.Errorf("cosine(%q, %q) = %.3f, want near %v (>= 0.7)", tt.a, tt.b, c, tt.near)
 		}
 	}
 }

@@ -114,20 +114,34 @@ func TestMain(m *testing.M) {
 // (the facts the tiers in force are judged from) plus firewall.Decide over
 // the served documents, against the whole call. rules=tier_by declares one
 // installation with a tier_by_author_association rule, so every lookup
-// reads metadata too.
+// reads metadata too. grounding=auto asks with grounding auto, and
+// trusted_view adds the trusted view: their cost against the default
+// request.
 func BenchmarkRetrieve(b *testing.B) {
+	plain := func(q string) ingestd.RetrieveRequest { return ingestd.RetrieveRequest{Query: q} }
+	auto := func(q string) ingestd.RetrieveRequest {
+		return ingestd.RetrieveRequest{Query: q, Grounding: ingestd.GroundingAuto}
+	}
+	view := func(q string) ingestd.RetrieveRequest {
+		return ingestd.RetrieveRequest{Query: q, Grounding: ingestd.GroundingAuto, TrustedView: true}
+	}
 	for _, n := range []int{10_000, 100_000} {
-		for _, tierBy := range []bool{false, true} {
-			name := fmt.Sprintf("chunks=%d", n)
-			if tierBy {
-				name += ",rules=tier_by"
-			}
-			b.Run(name, func(b *testing.B) { benchRetrieve(b, n, tierBy) })
+		for _, v := range []struct {
+			name   string
+			tierBy bool
+			req    func(q string) ingestd.RetrieveRequest
+		}{
+			{"", false, plain},
+			{",rules=tier_by", true, plain},
+			{",grounding=auto", false, auto},
+			{",grounding=auto,trusted_view", false, view},
+		} {
+			b.Run(fmt.Sprintf("chunks=%d", n)+v.name, func(b *testing.B) { benchRetrieve(b, n, v.tierBy, v.req) })
 		}
 	}
 }
 
-func benchRetrieve(b *testing.B, n int, tierBy bool) {
+func benchRetrieve(b *testing.B, n int, tierBy bool, req func(q string) ingestd.RetrieveRequest) {
 	s, syn := mustBenchStore(b, n)
 	ts := &timedStore{Store: s}
 	svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(corpus.Dims),
@@ -147,7 +161,7 @@ func benchRetrieve(b *testing.B, n int, tierBy bool) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
-		resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: syn.Queries[i%len(syn.Queries)]})
+		resp, err := svc.Retrieve(ctx, req(syn.Queries[i%len(syn.Queries)]))
 		d := time.Since(start)
 		if err != nil {
 			b.Fatal(err)

@@ -39,6 +39,8 @@ type answer struct {
 	primary, expanded, rejected []string // document ids
 	installations               []string // of every served chunk
 	verdict                     *ingestd.Verdict
+	grounding                   string
+	view                        *ingestd.Verdict // the trusted view's, when asked
 	code                        string
 }
 
@@ -60,7 +62,13 @@ func servedOf(resp *ingestd.RetrieveResponse) answer {
 		return out
 	}
 	a.primary, a.expanded, a.rejected = ids(resp.Primary), ids(resp.Expanded), ids(resp.Rejected)
-	a.verdict = resp.Verdict
+	a.verdict, a.grounding = resp.Verdict, resp.Grounding
+	if v := resp.TrustedView; v != nil {
+		ids(v.Primary)
+		ids(v.Expanded)
+		ids(v.Rejected)
+		a.view = v.Verdict
+	}
 	return a
 }
 
@@ -211,14 +219,21 @@ func TestScopeMatrix(t *testing.T) {
 				t.Errorf("primary %v, verdict %+v: want the refund mail and a blocking verdict", a.primary, a.verdict)
 			}
 		}},
+		{"unscoped asks grounding auto and the trusted view", chatToken, ingestd.RetrieveRequest{Query: "refund by wire transfer", Grounding: ingestd.GroundingAuto, TrustedView: true}, func(t *testing.T, a answer) {
+			if a.grounding == "" || a.view == nil || !a.view.ToolsAllowed {
+				t.Errorf("grounding %q, view verdict %+v: want a grounding and a view that allows tools", a.grounding, a.view)
+			}
+		}},
 		{"scoped is narrowed", scopedToken, ingestd.RetrieveRequest{Query: "refund by wire transfer"}, func(t *testing.T, a answer) {
 			if len(a.primary) == 0 || !a.verdict.ToolsAllowed {
 				t.Errorf("primary %v, verdict %+v: want handbook hits and tools allowed", a.primary, a.verdict)
 			}
 		}},
-		{"unscoped expands into the mail", chatToken, ingestd.RetrieveRequest{Query: "escalation ladder duty manager"}, func(t *testing.T, a answer) {
+		// top_k 1: the page alone in primary, so the mail can come only by
+		// expansion (with eight, the small corpus ranks it in primary too).
+		{"unscoped expands into the mail", chatToken, ingestd.RetrieveRequest{Query: "escalation ladder duty manager", TopK: 1}, func(t *testing.T, a answer) {
 			if !slices.Contains(a.expanded, corpus.Refund.ID()) {
-				t.Errorf("expanded %v: want the linked mail %s", a.expanded, corpus.Refund.ID())
+				t.Errorf("primary %v expanded %v: want the linked mail %s", a.primary, a.expanded, corpus.Refund.ID())
 			}
 		}},
 		{"scoped does not expand into the mail", scopedToken, ingestd.RetrieveRequest{Query: "escalation ladder duty manager"}, func(t *testing.T, a answer) {

@@ -190,7 +190,13 @@ func (s *server) retrieve(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // a gate reads that as blocked.
 func RetrieveResult(resp *ingestd.RetrieveResponse) *mcp.CallToolResult {
 	out := *resp
-	for _, b := range []*[]ingestd.ServedChunk{&out.Primary, &out.Expanded, &out.Rejected} {
+	blocks := []*[]ingestd.ServedChunk{&out.Primary, &out.Expanded, &out.Rejected}
+	if resp.TrustedView != nil {
+		v := *resp.TrustedView
+		out.TrustedView = &v
+		blocks = append(blocks, &v.Primary, &v.Expanded, &v.Rejected)
+	}
+	for _, b := range blocks {
 		if *b == nil {
 			*b = []ingestd.ServedChunk{}
 		}

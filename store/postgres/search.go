@@ -16,7 +16,10 @@ import (
 // SearchText ranks chunks by full-text relevance over their text, title and
 // heading path (weighted in that order). The query is reduced to its words
 // inside the database (to_tsvector, then plainto_tsquery per word), so
-// nothing in it is tsquery syntax.
+// nothing in it is tsquery syntax. A word also matches its alternatives
+// (table lexeme_alternatives: its digits or a number word, a synonym), as
+// the SQLite text index and the lexical embedder fold them
+// (internal/lexnorm).
 //
 // Hits come in up to four passes, each ranking at most the store's
 // TextCandidates matching chunks (Options), so the cost of a query is
@@ -85,7 +88,9 @@ var textPasses = []struct{ cond, rank string }{
 func searchTextSQL(where string) string {
 	var b strings.Builder
 	b.WriteString(`WITH words AS MATERIALIZED (
-			SELECT w.word, plainto_tsquery('simple', w.word) AS query,
+			SELECT w.word,
+				(SELECT ingestd_tsquery_or(plainto_tsquery('simple', x.word)) FROM (SELECT w.word
+					UNION SELECT alternative FROM lexeme_alternatives WHERE lexeme = w.word) AS x) AS query,
 				coalesce(st.freqs[array_position(st.elems, w.word)], 0) AS freq
 			FROM (SELECT word FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS word LIMIT 32) AS w
 			LEFT JOIN (SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs

@@ -152,8 +152,10 @@ func matchExpr(terms []string, or bool) string {
 // It answers from the in-memory text index (package store/sqlite/internal/textindex),
 // loaded with the vector index on the first search or by Warm and kept in
 // step with the file by the same catch-up. It returns the exact top limit
-// inside the filter with the scores the FTS4 ranker computes; the FTS4
-// table stays the durable index (searchTextFTS ranks from it).
+// inside the filter with the scores the FTS4 ranker computes, except that
+// it also matches number words to digits and synonyms to each other as
+// the lexical embedder does (internal/lexnorm); the FTS4 table stays the
+// durable index (searchTextFTS ranks from it).
 func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)

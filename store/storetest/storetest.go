@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"SearchText/Relevance", testSearchTextRelevance},
 		{"SearchText/QuerySyntaxIsText", testSearchTextSyntax},
 		{"SearchText/Limit", testSearchTextLimit},
+		{"SearchText/NumberWordsAndSynonyms", testSearchTextFolds},
 		{"SearchText/FilterBeyondBestHits", testSearchTextFilterDeep},
 		{"SearchVector/Ordering", testSearchVectorOrdering},
 		{"SearchVector/EmbedderSeparation", testSearchVectorEmbedders},
@@ -939,6 +940,34 @@ func testSearchTextRelevance(t *testing.T, s ingestd.Store) {
 	}
 	if len(hits) != 1 || hits[0].DocumentID != titled.ID {
 		t.Fatalf("SearchText(kubernetes) = %v, want the titled document", hits)
+	}
+}
+
+// A query word finds chunks that hold its digits, its number word or a
+// synonym (internal/lexnorm's groups), as the lexical embedder brings them
+// near.
+func testSearchTextFolds(t *testing.T, s ingestd.Store) {
+	days := Doc("inst", "days.md", "", "days")
+	buy := Doc("inst", "buy.md", "", "buy")
+	minutes := Doc("inst", "minutes.md", "", "minutes")
+	MustPut(t, s, days, Chunks(days, 0, "Refunds are paid within 30 days of the request."), nil)
+	MustPut(t, s, buy, Chunks(buy, 0, "Teams buy their own laptops from the approved list."), nil)
+	MustPut(t, s, minutes, Chunks(minutes, 0, "Allow fifteen minutes for the certificate to spread."), nil)
+	for _, tt := range []struct {
+		query string
+		want  string
+	}{
+		{"thirty", days.ID},
+		{"purchases", buy.ID},
+		{"15", minutes.ID},
+	} {
+		hits, err := s.SearchText(ctx(), tt.query, ingestd.Filter{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].DocumentID != tt.want {
+			t.Errorf("SearchText(%q) = %v, want %s alone", tt.query, hits, tt.want)
+		}
 	}
 }
 

@@ -1,12 +1,13 @@
 // Package textindex is an in-memory inverted index over chunk rows ranked
 // by BM25, the twin of store/sqlite's FTS4 table chunks_fts: the same
 // three fields (text, title, heading) with the same weights, the same
-// tokenizer (a port of SQLite's porter tokenizer), and the same score as
+// tokenizer (SQLite's porter tokenizer, plus lexnorm's number words and
+// synonyms), and the same score as
 // store/sqlite's Go bm25 over matchinfo('pcnalx') — per-field BM25 with
 // k1 1.2, b 0.75, Lucene's idf and per-field document frequencies and
 // average lengths (rounded to integers as FTS4 does), times the share of
-// the query's terms a row holds. Given the same rows, a search returns the
-// same scores bit for bit.
+// the query's terms a row holds. Given the same rows, none with a number
+// word or synonym, a search returns the same scores bit for bit.
 //
 // Search finds the top k without scoring every posting of common terms:
 // MaxScore over per-term upper bounds, with per-block (64 postings) bounds

@@ -21,6 +21,7 @@ func TestTokenize(t *testing.T) {
 		{"long word truncated", "Antidisestablishmentarianism", "antidisestntarianism"},
 		{"digits truncate at 6", "abc1234567 x12345", "abc567 x12345"},
 		{"punctuation splits", `"disk" OR NEAR/3 -full*`, "disk or near 3 full"},
+		{"number words and synonyms folded", "Buying thirty e-mails", "purchas 30 e mail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +47,29 @@ func TestTerm(t *testing.T) {
 	} {
 		if got := Term(in); got != want {
 			t.Errorf("Term(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A query word finds rows that hold its inflections, its digits or a
+// synonym, as the lexical embedder's vectors bring them near.
+func TestSearchFoldsWords(t *testing.T) {
+	x := New()
+	x.Add(1, 0, "Refunds are paid within 30 days.")
+	x.Add(2, 0, "We buy laptops for new staff.")
+	x.Add(3, 0, "Send the form by email.")
+	x.Add(4, 0, "Nothing to see here.")
+	for _, tt := range []struct {
+		words []string
+		want  int64
+	}{
+		{[]string{"refunded", "thirty"}, 1},
+		{[]string{"purchase"}, 2},
+		{[]string{"mail"}, 3},
+	} {
+		res := x.Search(tt.words, nil, 1)
+		if len(res) != 1 || res[0].Key != tt.want {
+			t.Errorf("Search(%q) = %v, want row %d", tt.words, res, tt.want)
 		}
 	}
 }
