@@ -355,7 +355,10 @@ func TestOpenAITimeout(t *testing.T) {
 	}}
 	base := MustFakeAPI(t, f)
 	t.Cleanup(func() { close(release) })
-	e := MustOpenAI(t, embedder.OpenAIOptions{BaseURL: base, Dims: 8, Timeout: 10 * time.Millisecond, MaxRetries: 1})
+	// Each attempt hangs until its timeout ends it: 500 ms so that, on a
+	// loaded machine, every attempt still reaches the server first (10 ms
+	// did not, and the test counted one request).
+	e := MustOpenAI(t, embedder.OpenAIOptions{BaseURL: base, Dims: 8, Timeout: 500 * time.Millisecond, MaxRetries: 1})
 	_, err := e.Embed(context.Background(), []string{"a"})
 	if got := ingestd.ErrorCode(err); got != ingestd.EUNAVAILABLE {
 		t.Fatalf("error code %q (%v), want unavailable", got, err)

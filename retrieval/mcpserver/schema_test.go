@@ -22,18 +22,32 @@ func TestRetrieveSchemasNameEveryField(t *testing.T) {
 	} {
 		var s struct {
 			Properties map[string]json.RawMessage `json:"properties"`
+			Defs       struct {
+				Chunk struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"chunk"`
+			} `json:"$defs"`
 		}
 		if err := json.Unmarshal(schema(tt.file), &s); err != nil {
 			t.Fatalf("%s: %v", tt.file, err)
 		}
-		for f := range tt.typ.Fields() {
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			if _, ok := s.Properties[name]; !ok {
-				t.Errorf("%s has no property %q (%s.%s)", tt.file, name, tt.typ.Name(), f.Name)
-			}
+		hasEvery(t, tt.file, s.Properties, tt.typ)
+		if tt.typ == reflect.TypeFor[ingestd.RetrieveResponse]() {
+			hasEvery(t, tt.file+" $defs/chunk", s.Defs.Chunk.Properties, reflect.TypeFor[ingestd.ServedChunk]())
+		}
+	}
+}
+
+// hasEvery reports each JSON field of typ that props does not name.
+func hasEvery(t *testing.T, where string, props map[string]json.RawMessage, typ reflect.Type) {
+	t.Helper()
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if _, ok := props[name]; !ok {
+			t.Errorf("%s has no property %q (%s.%s)", where, name, typ.Name(), f.Name)
 		}
 	}
 }
