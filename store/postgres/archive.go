@@ -135,7 +135,7 @@ func (s *Store) exportPage(ctx context.Context, tx pgx.Tx, after string) ([]inge
 	for i, d := range docs {
 		ids[i], at[d.ID] = d.ID, i
 	}
-	rows, err = tx.Query(ctx, `SELECT id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier
+	rows, err = tx.Query(ctx, `SELECT id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator
 		FROM chunks WHERE document_id = ANY($1) ORDER BY document_id, ordinal, seq`, ids)
 	if err != nil {
 		return nil, classify("export chunks", err)
@@ -145,7 +145,7 @@ func (s *Store) exportPage(ctx context.Context, tx pgx.Tx, after string) ([]inge
 		emb  *pgvector.Vector
 		tier *string
 	)
-	if _, err := pgx.ForEachRow(rows, []any{&c.ID, &c.DocumentID, &c.Ordinal, &c.HeadingPath, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&c.ID, &c.DocumentID, &c.Ordinal, &c.HeadingPath, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier, &c.Locator}, func() error {
 		ch := c
 		if len(ch.HeadingPath) == 0 {
 			ch.HeadingPath = nil
@@ -233,7 +233,7 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 				return err
 			}
 			rows = append(rows, []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title})
+				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator})
 		}
 		for _, l := range ad.Links {
 			if (l.From != "" && l.From != id) || l.To == "" {

@@ -109,7 +109,7 @@ func (s *Store) exportDocuments(ctx context.Context, tx *sql.Tx, fn func(ingestd
 	}
 	defer docs.Close()
 	chunks, err := tx.QueryContext(ctx, `SELECT c.id, c.document_id, c.ordinal, c.heading_path, c.text, c.fenced, c.tokens, c.embedding,
-		c.embedder_id, c.tier FROM chunks c ORDER BY c.document_id, c.ordinal, c.seq`)
+		c.embedder_id, c.tier, c.locator FROM chunks c ORDER BY c.document_id, c.ordinal, c.seq`)
 	if err != nil {
 		return unavailable("export chunks of %s", s.path, err)
 	}
@@ -135,7 +135,7 @@ func (s *Store) exportDocuments(ctx context.Context, tx *sql.Tx, fn func(ingestd
 			emb  []byte
 			tier sql.NullString
 		)
-		if err := chunks.Scan(&c.ID, &c.DocumentID, &c.Ordinal, &hp, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier); err != nil {
+		if err := chunks.Scan(&c.ID, &c.DocumentID, &c.Ordinal, &hp, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier, &c.Locator); err != nil {
 			return err
 		}
 		if hp != "" && hp != "[]" {
@@ -327,8 +327,8 @@ func (s *Store) importDocument(ctx context.Context, tx *sql.Tx, ad *ingestd.Arch
 		if len(c.Embedding) > 0 {
 			emb = encodeVector(c.Embedding)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, doc.ID, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tier); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, doc.ID, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tier, c.Locator); err != nil {
 			return fmt.Errorf("import chunk %s of %s: %w", c.ID, doc.ID, err)
 		}
 	}

@@ -238,7 +238,9 @@ func archiveFixture(t *testing.T, s ingestd.Store) {
 	rejected := Doc("inst", "d.md", ingestd.TierUntrustedExternal, "d")
 	rejected.Status = ingestd.StatusRejected
 	deleted := Doc("inst", "e.md", ingestd.TierUntrustedExternal, "e")
-	MustPut(t, s, trusted, Chunks(trusted, 0, "alpha words", "beta words"), []ingestd.Link{link(trusted.ID, unknown.ID, "xref"), link(trusted.ID, "dnotstored", "link")})
+	trustedChunks := Chunks(trusted, 0, "alpha words", "beta words")
+	trustedChunks[1].Locator = "p. 2"
+	MustPut(t, s, trusted, trustedChunks, []ingestd.Link{link(trusted.ID, unknown.ID, "xref"), link(trusted.ID, "dnotstored", "link")})
 	MustPut(t, s, unknown, Chunks(unknown, 2, "gamma words"), []ingestd.Link{link(unknown.ID, trusted.ID, "parent")})
 	MustPut(t, s, undeclared, Chunks(undeclared, 3, "delta words"), nil)
 	MustPut(t, s, rejected, Chunks(rejected, 4, "epsilon words"), nil)
@@ -294,7 +296,7 @@ func describe(r ingestd.ArchiveRecord) string {
 		}
 		chunks := fmt.Sprint(len(d.Chunks))
 		for _, c := range d.Chunks {
-			chunks += fmt.Sprintf(" [%s %s %d %q %q %q %d %v %s %q]", c.ID, c.DocumentID, c.Ordinal, c.HeadingPath, c.Text, c.Fenced, c.Tokens, c.Embedding, c.EmbedderID, c.Tier)
+			chunks += fmt.Sprintf(" [%s %s %d %q %q %q %d %v %s %q %q]", c.ID, c.DocumentID, c.Ordinal, c.HeadingPath, c.Text, c.Fenced, c.Tokens, c.Embedding, c.EmbedderID, c.Tier, c.Locator)
 		}
 		meta := fmt.Sprint(d.Meta)
 		if len(d.Meta) == 0 {
@@ -366,6 +368,14 @@ func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store) {
 		}
 		if hits, err := st.SearchText(ctx(), "zeta", ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusDeleted, ingestd.StatusActive}}, 10); err != nil || len(hits) != 0 {
 			t.Fatalf("a tombstone's text is searchable: %v, %v", hits, err)
+		}
+	}
+	// A chunk's locator travels (the comparison above holds only what
+	// Export reads).
+	for _, st := range []ingestd.Store{s, into} {
+		views, err := st.DocumentChunks(ctx(), []string{ingestd.DocumentID("inst", "a.md")})
+		if err != nil || len(views) != 2 || views[0].Locator != "" || views[1].Locator != "p. 2" {
+			t.Fatalf("chunks of a.md after the round trip = %+v, %v, want the second at p. 2", views, err)
 		}
 	}
 	if ok, err := into.Erased(ctx(), "kid", []string{"t1"}); err != nil || !ok {
