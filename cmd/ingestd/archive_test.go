@@ -379,3 +379,95 @@ func TestImportRefusesDamage(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestBackupWhileServing backs the sqlite store up with the real binary
+// while serve holds the data_dir lock and ingests files written meanwhile,
+// then restores the backup into a fresh data_dir, where it opens and
+// answers; restoring under the running serve is refused.
+func TestBackupWhileServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; -short skips it")
+	}
+	bin := filepath.Join(t.TempDir(), "ingestd")
+	buildBinary(t, bin)
+	cfg := mustQuickstart(t)
+	mustListenAnywhereLocal(t, cfg)
+	body := strings.Replace(string(mustRead(t, cfg)), "interval: 10m", "interval: 200ms", 1)
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, bin, cfg)
+	total := func(cfg string) int {
+		var p struct {
+			Total int `json:"total"`
+		}
+		if err := json.Unmarshal([]byte(mustRun(t, "provenance", "--json", "--config", cfg)), &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Total
+	}
+	waitFor(t, func() bool { return total(cfg) >= 3 })
+
+	// Write handbook pages for serve to ingest while the backups run.
+	handbook := filepath.Join(filepath.Dir(cfg), "handbook")
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			p := filepath.Join(handbook, "added", fmt.Sprintf("page-%04d.md", i))
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			_ = os.WriteFile(p, []byte(fmt.Sprintf("# Page %d\n\nThe narwhal procedure, step %d.\n", i, i)), 0o644)
+		}
+	}()
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		<-done
+	}()
+	backedUp := func(out string) int {
+		t.Helper()
+		got, code := runBinary(t, bin, "backup", "--out", out, "--config", cfg)
+		var n int
+		if _, err := fmt.Sscanf(got, "backed up %d documents", &n); code != 0 || err != nil {
+			t.Fatalf("ingestd backup beside serve: exit %d\n%s\n%s", code, got, srv.log())
+		}
+		return n
+	}
+	dir := t.TempDir()
+	first := backedUp(filepath.Join(dir, "first.db"))
+	waitFor(t, func() bool { return total(cfg) > first+5 })
+	last := filepath.Join(dir, "last.db")
+	n := backedUp(last)
+	close(stop)
+	<-done
+	if n <= first {
+		t.Fatalf("the second backup holds %d documents, the first %d: serve's writes meanwhile are missing", n, first)
+	}
+
+	// Restoring under the running serve is refused and changes nothing.
+	if out, code := runBinary(t, bin, "restore", last, "--force", "--config", cfg); code != 1 || !strings.Contains(out, "in use by process") {
+		t.Fatalf("restore under a running serve: exit %d\n%s", code, out)
+	}
+	fresh := mustQuickstart(t)
+	out := mustRun(t, "restore", last, "--config", fresh)
+	if want := fmt.Sprintf("restored %d documents", n); !strings.HasPrefix(out, want) {
+		t.Fatalf("restore: %q, want it to start %q", out, want)
+	}
+	if got := total(fresh); got != n {
+		t.Fatalf("the restored store reports %d documents, its backup held %d", got, n)
+	}
+	if out := mustRun(t, "search", "narwhal procedure", "--json", "--config", fresh); !strings.Contains(out, "narwhal") {
+		t.Fatalf("search in the restored store finds no page added while serving:\n%s", out)
+	}
+	if code, _, errs := runCmd(t, "restore", last, "--config", fresh); code != 1 || !strings.Contains(errs, "only with --force") {
+		t.Fatalf("restore over a database without --force: exit %d, %s", code, errs)
+	}
+}
