@@ -87,6 +87,8 @@ var synopses = []synopsis{
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
 		"the firewall usefulness benchmark on a built-in labelled corpus"},
+	{"bench archive", "[--documents N] [--chunks N] [--dims N] [--compression zstd|gzip|none] [--postgres-url-env VAR] [--json]",
+		"export and import throughput on a synthetic corpus in temporary stores, each as a ratio to a plain copy of the archive's bytes"},
 	{"version", "",
 		"print the version"},
 }
