@@ -138,7 +138,7 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 
 // importBatch is how many chunks one import transaction writes (a
 // document's chunks are never split).
-const importBatch = 2000
+const importBatch = 500
 
 // importResult is what an import did.
 type importResult struct {
