@@ -14,7 +14,7 @@ import (
 // corpus. With a PostgreSQL server it measures the PostgreSQL store too.
 func TestBenchArchive(t *testing.T) {
 	args := []string{"bench", "archive", "--documents", "30", "--chunks", "2", "--dims", "16", "--json"}
-	want := []string{"export sqlite", "plain copy", "backup sqlite", "import sqlite"}
+	want := []string{"put sqlite", "export sqlite", "plain copy", "backup sqlite", "import sqlite"}
 	if srv := os.Getenv(pgtest.EnvURL); srv != "" {
 		t.Setenv("INGESTD_TEST_BENCH_ARCHIVE_PG", pgtest.MustCreateDB(t, srv))
 		args = append(args, "--postgres-url-env", "INGESTD_TEST_BENCH_ARCHIVE_PG")
