@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -377,7 +376,34 @@ func TestImportRefusesDamage(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "truncated") && !strings.Contains(errs, "archive record") {
 		t.Fatalf("import of a truncated archive: exit %d, %s", code, errs)
 	}
-	_ = context.Background
+}
+
+// TestExportImportStdio: export to stdout and import from stdin, as a
+// pipe between two hosts would.
+func TestExportImportStdio(t *testing.T) {
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("k3y-", 10))
+	src := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	mustRun(t, "sync", "handbook", "--config", src)
+	stream := filepath.Join(t.TempDir(), "stream")
+	if err := os.WriteFile(stream, []byte(mustRun(t, "export", "--config", src)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stdin := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = stdin }()
+	into := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	if out := mustRun(t, "import", "-", "--config", into); !strings.HasPrefix(out, "imported 3 documents") {
+		t.Fatalf("import from stdin: %s", out)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(into), "data", ".import-stdin-*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("import left its copy of stdin: %v", leftovers)
+	}
 }
 
 // TestBackupWhileServing backs the sqlite store up with the real binary

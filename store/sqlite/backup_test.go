@@ -115,3 +115,28 @@ func TestInspectRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestBackupNeverOverwrites: a backup whose name appeared meanwhile is
+// refused, and the file there is left as it was.
+func TestBackupNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ingestd.db")
+	s, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	out := filepath.Join(dir, "mine.txt")
+	if err := os.WriteFile(out, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Backup(context.Background(), path, out); ingestd.ErrorCode(err) != ingestd.ECONFLICT {
+		t.Fatalf("Backup over a file: %v, want ECONFLICT", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "keep me" {
+		t.Fatalf("the file was overwritten: %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*partial*")); len(left) != 0 {
+		t.Fatalf("a refused backup left %v", left)
+	}
+}
