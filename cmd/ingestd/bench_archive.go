@@ -49,7 +49,8 @@ type archiveBenchReport struct {
 // the archive's bytes (read, write, fsync: the baseline, the median of
 // five), the corpus's PutDocument calls (as the pipeline writes), export, a backup of the SQLite file, and import into an empty
 // SQLite store (and a PostgreSQL one, with
-// --postgres-url-env), through the same code as `ingestd export` and
+// --postgres-url-env, then the corpus put into it again as the pipeline
+// writes), through the same code as `ingestd export` and
 // `ingestd import`. It reads no config and removes what it wrote.
 func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("bench archive", flag.ContinueOnError)
@@ -96,7 +97,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	}
 	defer src.Close()
 	fmt.Fprintf(e.stderr, "bench archive: writing %d documents of %d chunks\n", *docs, *per)
-	put, err := fillArchiveBench(ctx, src, lex, *docs, *per)
+	put, err := fillArchiveBench(ctx, src, lex, "bench", *docs, *per)
 	if err != nil {
 		return err
 	}
@@ -196,6 +197,14 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		if err := timed("export postgres", func() error { return exportFile(a, filepath.Join(dir, "pg.ingestd")) }); err != nil {
 			return err
 		}
+		// The pipeline's way into the same database: the corpus again,
+		// under another installation, document by document.
+		fmt.Fprintf(e.stderr, "bench archive: put postgres\n")
+		put, err := fillArchiveBench(ctx, pg, lex, "bench-put", *docs, *per)
+		if err != nil {
+			return fmt.Errorf("put postgres: %w", err)
+		}
+		r.Steps = append(r.Steps, archiveBenchStep{Step: "put postgres", Seconds: put.Seconds()})
 	}
 
 	var base float64
@@ -227,7 +236,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 // fillArchiveBench writes the synthetic corpus: documents of three tiers
 // with links to their neighbours, chunks of about 200 words with their
 // fenced text and lexical vectors.
-func fillArchiveBench(ctx context.Context, s ingestd.Store, emb ingestd.Embedder, docs, per int) (put time.Duration, err error) {
+func fillArchiveBench(ctx context.Context, s ingestd.Store, emb ingestd.Embedder, inst string, docs, per int) (put time.Duration, err error) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	words := make([]string, 5000)
 	for i := range words {
@@ -241,7 +250,7 @@ func fillArchiveBench(ctx context.Context, s ingestd.Store, emb ingestd.Embedder
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range docs {
 		ext := fmt.Sprintf("doc-%06d", i)
-		d := &ingestd.Document{Installation: "bench", ExternalID: ext, SourceKind: "files", ItemKind: "file", URI: "file:///bench/" + ext,
+		d := &ingestd.Document{Installation: inst, ExternalID: ext, SourceKind: "files", ItemKind: "file", URI: "file:///bench/" + ext,
 			Title: "Document " + ext, Author: "author" + fmt.Sprint(i%50) + "@example.com", CreatedAt: at, UpdatedAt: at,
 			ContentHash: fmt.Sprintf("h%d", i), Tier: tiers[i%len(tiers)], Meta: map[string]string{"path": ext + ".md"}}
 		d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
@@ -266,7 +275,7 @@ func fillArchiveBench(ctx context.Context, s ingestd.Store, emb ingestd.Embedder
 		}
 		var links []ingestd.Link
 		if i > 0 {
-			links = []ingestd.Link{{From: d.ID, To: ingestd.DocumentID("bench", fmt.Sprintf("doc-%06d", i-1)), Relation: "xref"}}
+			links = []ingestd.Link{{From: d.ID, To: ingestd.DocumentID(inst, fmt.Sprintf("doc-%06d", i-1)), Relation: "xref"}}
 		}
 		start := time.Now()
 		if _, err := s.PutDocument(ctx, d, chunks, links); err != nil {

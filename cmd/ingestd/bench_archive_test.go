@@ -18,7 +18,7 @@ func TestBenchArchive(t *testing.T) {
 	if srv := os.Getenv(pgtest.EnvURL); srv != "" {
 		t.Setenv("INGESTD_TEST_BENCH_ARCHIVE_PG", pgtest.MustCreateDB(t, srv))
 		args = append(args, "--postgres-url-env", "INGESTD_TEST_BENCH_ARCHIVE_PG")
-		want = append(want, "import postgres", "export postgres")
+		want = append(want, "import postgres", "export postgres", "put postgres")
 	} else {
 		t.Log("no PostgreSQL server: the PostgreSQL steps are not measured (set " + pgtest.EnvURL + ")")
 	}
