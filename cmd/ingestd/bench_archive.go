@@ -45,13 +45,14 @@ type archiveBenchReport struct {
 }
 
 // runBenchArchive is `ingestd bench archive`: it fills a temporary SQLite
-// store with a synthetic corpus, then times, in one run, a plain copy of
-// the archive's bytes (read, write, fsync: the baseline, the median of
-// five), the corpus's PutDocument calls (as the pipeline writes), export, a backup of the SQLite file, and import into an empty
-// SQLite store (and a PostgreSQL one, with
-// --postgres-url-env, then the corpus put into it again as the pipeline
-// writes), through the same code as `ingestd export` and
-// `ingestd import`. It reads no config and removes what it wrote.
+// store with a synthetic corpus (timing its PutDocument calls, the way
+// the pipeline writes), then times in the same run a plain copy of the
+// archive's bytes (read, write, fsync: the baseline, the median of five),
+// export, a backup of the SQLite file, and import into an empty SQLite
+// store; with --postgres-url-env also import into and export from an
+// empty PostgreSQL database, and the corpus put into it again as the
+// pipeline writes. Export and import run the code of `ingestd export`
+// and `ingestd import`. It reads no config and removes what it wrote.
 func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("bench archive", flag.ContinueOnError)
 	docs := fs.Int("documents", 5000, "documents in the synthetic corpus")
