@@ -497,3 +497,36 @@ func TestBackupWhileServing(t *testing.T) {
 		t.Fatalf("restore over a database without --force: exit %d, %s", code, errs)
 	}
 }
+
+// TestRestoreChecksTheErasureKey: a backup whose tombstones were made
+// with another erasure key is refused before anything is replaced; with
+// the key in place, --force replaces the database and it opens.
+func TestRestoreChecksTheErasureKey(t *testing.T) {
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("k3y-", 10))
+	src := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	mustRun(t, "sync", "handbook", "--config", src)
+	mustRun(t, "sync", "support", "--config", src)
+	mustRun(t, "erase", "--installation", "support", "--config", src)
+	backup := filepath.Join(t.TempDir(), "b.db")
+	mustRun(t, "backup", "--out", backup, "--config", src)
+
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("0th3r-", 10))
+	into := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	mustRun(t, "sync", "handbook", "--config", into)
+	before := mustRun(t, "provenance", "--json", "--config", into)
+	code, _, errs := runCmd(t, "restore", backup, "--force", "--config", into)
+	if code != 1 || !strings.Contains(errs, "erasure key") || !strings.Contains(errs, "nothing was restored") {
+		t.Fatalf("restore with another erasure key: exit %d, %s", code, errs)
+	}
+	if after := mustRun(t, "provenance", "--json", "--config", into); after != before {
+		t.Fatalf("a refused restore changed the store:\n%s\nwas\n%s", after, before)
+	}
+
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("k3y-", 10))
+	if out := mustRun(t, "restore", backup, "--force", "--config", into); !strings.HasPrefix(out, "restored 3 documents") {
+		t.Fatalf("restore --force: %s", out)
+	}
+	if out := mustRun(t, "erase", "--list", "--config", into); !strings.Contains(out, "support") {
+		t.Fatalf("the restored tombstones are not listed:\n%s", out)
+	}
+}
