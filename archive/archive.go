@@ -12,7 +12,7 @@
 //	{"tombstone": {"key", "key_id", "kind", "installation", "created_at"}}         each erasure tombstone
 //	{"document": {"id", "installation", "external_id", ..., "tier", "status", "deleted_at",
 //	              "chunks": [{"id", "ordinal", "heading_path", "text", "fenced", "tokens",
-//	                          "embedding", "embedder_id"}], "links": [{"to", "relation"}]}}
+//	                          "embedding", "embedder_id", "locator"}], "links": [{"to", "relation"}]}}
 //	{"cursor": {"installation", "key", "value"}}                                   each sync cursor
 //	{"end": {"counts": {...}}}                                                     what was written
 //
@@ -141,6 +141,7 @@ type chunk struct {
 	Tokens      int      `json:"tokens,omitempty"`
 	Embedding   string   `json:"embedding,omitempty"`
 	EmbedderID  string   `json:"embedder_id,omitempty"`
+	Locator     string   `json:"locator,omitempty"`
 }
 
 type link struct {
@@ -268,7 +269,7 @@ func encodeDocument(ad *ingestd.ArchivedDocument) *document {
 		ParentID: ad.ParentID, Meta: ad.Meta, IngestedAt: timePtr(ad.IngestedAt), DeletedAt: timePtr(ad.DeletedAt)}
 	for _, c := range ad.Chunks {
 		d.Chunks = append(d.Chunks, chunk{ID: c.ID, Ordinal: c.Ordinal, HeadingPath: c.HeadingPath, Text: c.Text, Fenced: c.Fenced,
-			Tokens: c.Tokens, Embedding: encodeVector(c.Embedding), EmbedderID: c.EmbedderID})
+			Tokens: c.Tokens, Embedding: encodeVector(c.Embedding), EmbedderID: c.EmbedderID, Locator: c.Locator})
 	}
 	for _, l := range ad.Links {
 		d.Links = append(d.Links, link{To: l.To, Relation: l.Relation})
@@ -453,7 +454,7 @@ func decodeDocument(d *document) (*ingestd.ArchivedDocument, error) {
 			return nil, fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
 		ad.Chunks = append(ad.Chunks, ingestd.Chunk{ID: c.ID, DocumentID: d.ID, Ordinal: c.Ordinal, HeadingPath: c.HeadingPath,
-			Text: c.Text, Fenced: c.Fenced, Tokens: c.Tokens, Embedding: v, EmbedderID: c.EmbedderID, Tier: ingestd.Tier(d.Tier)})
+			Text: c.Text, Fenced: c.Fenced, Tokens: c.Tokens, Embedding: v, EmbedderID: c.EmbedderID, Tier: ingestd.Tier(d.Tier), Locator: c.Locator})
 	}
 	for _, l := range d.Links {
 		ad.Links = append(ad.Links, ingestd.Link{From: d.ID, To: l.To, Relation: l.Relation})

@@ -27,7 +27,7 @@ func records() []ingestd.ArchiveRecord {
 			Tier: "partner-internal", Status: ingestd.StatusActive, ParentID: "d0", Meta: map[string]string{"mailbox": "INBOX"}, IngestedAt: t0},
 		Chunks: []ingestd.Chunk{
 			{ID: "c1", DocumentID: "d1", Ordinal: 0, HeadingPath: []string{"A", "B"}, Text: "text \u2028 with <tags> & \"quotes\"", Fenced: "<<f>>", Tokens: 5,
-				Embedding: []float32{0.1, -0, float32(math.SmallestNonzeroFloat32), math.MaxFloat32, -1}, EmbedderID: "lexical-v1/5", Tier: "partner-internal"},
+				Embedding: []float32{0.1, -0, float32(math.SmallestNonzeroFloat32), math.MaxFloat32, -1}, EmbedderID: "lexical-v1/5", Tier: "partner-internal", Locator: "p. 3"},
 			{ID: "c2", DocumentID: "d1", Ordinal: 1, Text: "no vector", Fenced: "x", Tier: "partner-internal"},
 		},
 		Links: []ingestd.Link{{From: "d1", To: "d0", Relation: "parent"}},

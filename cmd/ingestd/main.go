@@ -71,6 +71,14 @@ var synopses = []synopsis{
 		"every installation's syncs from the pass history: last pass, last success, failures in a row, next pass, health; or one installation's passes"},
 	{"erase", "[--document IDS] [--installation ID] [--author A] [--dry-run] [--lift [--external-id X] [--key K]] [--list] [--json]",
 		"erase documents for good, by id, installation or author, with a tombstone that keeps a re-sync from bringing them back; --dry-run lists them; --lift lifts tombstones, --list lists them"},
+	{"export", "[--out FILE|-] [--compression zstd|gzip|none]",
+		"write everything the store holds (documents, chunks with their vectors, links, tiers, statuses, tombstones, cursors) as a portable archive, from one snapshot while serve runs"},
+	{"import", "FILE|- [--reindex]",
+		"load an archive into an empty store of either kind: tiers as they were (one this build does not know as untrusted-external); vectors of another embedder refused, or re-embedded with --reindex"},
+	{"backup", "--out FILE",
+		"copy the embedded sqlite store to a file while serve runs (VACUUM INTO: a consistent snapshot, no lock taken)"},
+	{"restore", "FILE [--force]",
+		"put a backup in place as the embedded sqlite store, checked and opened; serve must be stopped"},
 	{"dlq list", "[--json]",
 		"list the dead-lettered jobs"},
 	{"dlq replay", "ID|--all",
@@ -79,6 +87,8 @@ var synopses = []synopsis{
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
 		"the firewall usefulness benchmark on a built-in labelled corpus"},
+	{"bench archive", "[--documents N] [--chunks N] [--dims N] [--compression zstd|gzip|none] [--postgres-url-env VAR] [--json]",
+		"export and import throughput on a synthetic corpus in temporary stores, each as a ratio to a plain copy of the archive's bytes"},
 	{"version", "",
 		"print the version"},
 }
@@ -155,13 +165,14 @@ type command struct {
 
 // env is what every subcommand gets: its streams and the environment.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	lookupEnv      func(string) (string, bool)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, lookupEnv: os.LookupEnv}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		fmt.Fprint(stdout, usage())
 		return 0
@@ -181,6 +192,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		{"reindex", runReindex},
 		{"status", runStatus},
 		{"erase", runErase},
+		{"export", runExport},
+		{"import", runImport},
+		{"backup", runBackup},
+		{"restore", runRestore},
 		{"dlq", runDLQ},
 		{"bench", runBench},
 		{"version", runVersion},

@@ -87,36 +87,11 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	id := a.embedder.ID()
-	total, after := 0, ""
-	for {
-		chunks, err := a.store.ChunksToEmbed(ctx, id, after, *batch)
-		if err != nil {
-			return err
-		}
-		if len(chunks) == 0 {
-			break
-		}
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-		}
-		vecs, err := a.embedder.Embed(ctx, texts)
-		if err != nil {
-			return err
-		}
-		m := make(map[string][]float32, len(chunks))
-		for i, c := range chunks {
-			m[c.ID] = vecs[i]
-		}
-		if err := a.store.SetEmbeddings(ctx, id, m); err != nil {
-			return err
-		}
-		total += len(chunks)
-		after = chunks[len(chunks)-1].ID
-		fmt.Fprintf(e.stderr, "reindex: %s\n", plural(total, "chunk"))
+	total, err := reembed(ctx, a, *batch, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), id)
+	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), a.embedder.ID())
 	return nil
 }
 

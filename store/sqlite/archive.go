@@ -224,6 +224,11 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 	}
 	now := ts(s.now())
 	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		st, err := prepareImport(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
 		for _, r := range recs {
 			var err error
 			switch {
@@ -241,7 +246,7 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 				_, err = tx.ExecContext(ctx, `INSERT INTO cursors (installation, key, value) VALUES (?, ?, ?)
 					ON CONFLICT (installation, key) DO UPDATE SET value = excluded.value`, c.Installation, c.Key, c.Value)
 			case r.Document != nil:
-				err = s.importDocument(ctx, tx, r.Document)
+				err = s.importDocument(ctx, st, r.Document)
 			}
 			if err != nil {
 				return conflict("import", err)
@@ -277,7 +282,7 @@ func checkArchived(ad *ingestd.ArchivedDocument) error {
 
 // importDocument replaces the document with ad's id, its chunks and its
 // outgoing links.
-func (s *Store) importDocument(ctx context.Context, tx *sql.Tx, ad *ingestd.ArchivedDocument) error {
+func (s *Store) importDocument(ctx context.Context, st *importStmts, ad *ingestd.ArchivedDocument) error {
 	doc := ad.Document
 	if doc.ID == "" {
 		doc.ID = ingestd.DocumentID(doc.Installation, doc.ExternalID)
@@ -300,20 +305,13 @@ func (s *Store) importDocument(ctx context.Context, tx *sql.Tx, ad *ingestd.Arch
 			deleted = ts(s.now())
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO documents (`+documentColumns+`, deleted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
-			source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
-			title = excluded.title, author = excluded.author, created_at = excluded.created_at,
-			updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
-			status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
-			ingested_at = excluded.ingested_at, deleted_at = excluded.deleted_at`,
+	if _, err := st.doc.ExecContext(ctx,
 		doc.ID, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
 		ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(doc.Status),
 		nullable(doc.ParentID), meta, ts(doc.IngestedAt), deleted); err != nil {
 		return fmt.Errorf("import document %s: %w", doc.ID, err)
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE document_id = ?", doc.ID); err != nil {
+	if _, err := st.delChunks.ExecContext(ctx, doc.ID); err != nil {
 		return fmt.Errorf("replace chunks of %s: %w", doc.ID, err)
 	}
 	tier := nullable(string(doc.Tier))
@@ -327,18 +325,60 @@ func (s *Store) importDocument(ctx context.Context, tx *sql.Tx, ad *ingestd.Arch
 		if len(c.Embedding) > 0 {
 			emb = encodeVector(c.Embedding)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, doc.ID, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tier, c.Locator); err != nil {
+		if _, err := st.chunk.ExecContext(ctx, c.ID, doc.ID, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tier, c.Locator); err != nil {
 			return fmt.Errorf("import chunk %s of %s: %w", c.ID, doc.ID, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM links WHERE from_id = ?", doc.ID); err != nil {
+	if _, err := st.delLinks.ExecContext(ctx, doc.ID); err != nil {
 		return fmt.Errorf("replace links of %s: %w", doc.ID, err)
 	}
 	for _, l := range ad.Links {
-		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO links (from_id, to_id, relation) VALUES (?, ?, ?)", doc.ID, l.To, l.Relation); err != nil {
+		if _, err := st.link.ExecContext(ctx, doc.ID, l.To, l.Relation); err != nil {
 			return fmt.Errorf("import link %s -> %s: %w", doc.ID, l.To, err)
 		}
 	}
 	return nil
+}
+
+// importStmts are the statements Import runs per document, prepared once
+// per transaction.
+type importStmts struct {
+	doc, delChunks, chunk, delLinks, link *sql.Stmt
+}
+
+func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
+	st := &importStmts{}
+	for _, p := range []struct {
+		to **sql.Stmt
+		q  string
+	}{
+		{&st.doc, `INSERT INTO documents (` + documentColumns + `, deleted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
+			source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
+			title = excluded.title, author = excluded.author, created_at = excluded.created_at,
+			updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
+			status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
+			ingested_at = excluded.ingested_at, deleted_at = excluded.deleted_at`},
+		{&st.delChunks, "DELETE FROM chunks WHERE document_id = ?"},
+		{&st.chunk, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.delLinks, "DELETE FROM links WHERE from_id = ?"},
+		{&st.link, "INSERT OR IGNORE INTO links (from_id, to_id, relation) VALUES (?, ?, ?)"},
+	} {
+		var err error
+		if *p.to, err = tx.PrepareContext(ctx, p.q); err != nil {
+			st.close()
+			return nil, fmt.Errorf("prepare import: %w", err)
+		}
+	}
+	return st, nil
+}
+
+func (st *importStmts) close() {
+	for _, s := range []*sql.Stmt{st.doc, st.delChunks, st.chunk, st.delLinks, st.link} {
+		if s != nil {
+			s.Close()
+		}
+	}
 }

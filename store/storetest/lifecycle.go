@@ -398,6 +398,14 @@ func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store) {
 			t.Fatalf("a tombstone's text is searchable: %v, %v", hits, err)
 		}
 	}
+	// A chunk's locator travels (the comparison above holds only what
+	// Export reads).
+	for _, st := range []ingestd.Store{s, into} {
+		views, err := st.DocumentChunks(ctx(), []string{ingestd.DocumentID("inst", "a.md")})
+		if err != nil || len(views) != 2 || views[0].Locator != "" || views[1].Locator != "p. 3" {
+			t.Fatalf("chunks of a.md after the round trip = %+v, %v, want the second at p. 3", views, err)
+		}
+	}
 	if ok, err := into.Erased(ctx(), "kid", []string{"t1"}); err != nil || !ok {
 		t.Fatalf("imported tombstone: Erased = %v, %v", ok, err)
 	}

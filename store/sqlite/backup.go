@@ -1,0 +1,232 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/ingestd/ingestd"
+)
+
+// FileInfo is what Inspect found in a database file.
+type FileInfo struct {
+	// SchemaVersion is the newest migration the file has had.
+	SchemaVersion int
+	// Documents counts its documents, tombstoned ones included.
+	Documents int
+	// TombstoneKeys lists the erasure key ids its tombstones were made
+	// with (none when it has no tombstones).
+	TombstoneKeys []string
+}
+
+// openFile opens the database at path read-only, without migrating it and
+// without the store's write connection. Returns ENOTFOUND when there is no
+// file.
+func openFile(path string) (*sql.DB, error) {
+	registerDriver()
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, ingestd.Errorf(ingestd.ENOTFOUND, "no database at %s", path)
+		}
+		return nil, err
+	}
+	db, err := sql.Open(driverName, "file:"+path+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Inspect checks the database file at path without changing it (SQLite's
+// quick_check) and reports its schema version and what it holds. Returns
+// EINVALID for a file that is not a sound ingestd database or was written
+// by a newer schema than this build knows, ENOTFOUND for no file.
+func Inspect(ctx context.Context, path string) (FileInfo, error) {
+	db, err := openFile(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRowContext(ctx, "PRAGMA quick_check").Scan(&check); err != nil {
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is not a readable SQLite database: %v", path, err)
+	}
+	if check != "ok" {
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is damaged: quick_check says %s", path, check)
+	}
+	var info FileInfo
+	var version sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil || !version.Valid {
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is not an ingestd database (no schema version)", path)
+	}
+	info.SchemaVersion = int(version.Int64)
+	if info.SchemaVersion > SchemaVersion() {
+		return info, ingestd.Errorf(ingestd.EINVALID, "%s has schema version %d; this build knows up to %d: run a newer ingestd", path, info.SchemaVersion, SchemaVersion())
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM documents").Scan(&info.Documents); err != nil {
+		return info, fmt.Errorf("count documents of %s: %w", path, err)
+	}
+	var erasures int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'erasures'").Scan(&erasures); err != nil {
+		return info, fmt.Errorf("read schema of %s: %w", path, err)
+	}
+	if erasures > 0 {
+		rows, err := db.QueryContext(ctx, "SELECT DISTINCT key_id FROM erasures ORDER BY key_id")
+		if err != nil {
+			return info, fmt.Errorf("read tombstones of %s: %w", path, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return info, err
+			}
+			info.TombstoneKeys = append(info.TombstoneKeys, id)
+		}
+		if err := rows.Err(); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// Backup writes a consistent copy of the database at path to out with
+// VACUUM INTO, then checks it (Inspect). VACUUM INTO is one read
+// transaction: writers in this and other processes go on meanwhile, and
+// the copy holds what was committed when it began, compacted. It takes
+// no lock of ingestd's, so it runs beside a serve that holds the data_dir
+// lock. The copy is written beside out and renamed into place once it is
+// whole and synced, so out is never a partial file. Returns ECONFLICT
+// when out exists, ENOTFOUND when path holds no database.
+func Backup(ctx context.Context, path, out string) (FileInfo, error) {
+	if _, err := os.Lstat(out); err == nil {
+		return FileInfo{}, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: a backup never overwrites a file", out)
+	}
+	db, err := openFile(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	defer db.Close()
+	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
+	_ = os.Remove(tmp) // left by a backup that was stopped
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
+		os.Remove(tmp)
+		return FileInfo{}, unavailable("back up %s", path, err)
+	}
+	if err := syncFile(tmp); err != nil {
+		os.Remove(tmp)
+		return FileInfo{}, fmt.Errorf("back up %s: %w", path, err)
+	}
+	info, err := Inspect(ctx, tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return info, fmt.Errorf("check the backup of %s: %w", path, err)
+	}
+	if err := placeNew(tmp, out); err != nil { // refuses an out that appeared meanwhile
+		os.Remove(tmp)
+		if errors.Is(err, os.ErrExist) {
+			return info, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: a backup never overwrites a file", out)
+		}
+		return info, fmt.Errorf("back up %s: %w", path, err)
+	}
+	return info, syncDir(filepath.Dir(out))
+}
+
+// Restore puts the backup file src in place as the database at path:
+// checked first (Inspect), copied beside path, synced, and renamed over
+// it, after the old database's write-ahead log and shared-memory files are
+// removed (a log left beside the restored file would be replayed into
+// it). No process may have path open: the caller makes sure (ingestd
+// restore refuses while serve holds the data_dir lock). The restored file
+// is migrated by the next Open. Returns what Inspect found in src.
+func Restore(ctx context.Context, src, path string) (FileInfo, error) {
+	info, err := Inspect(ctx, src)
+	if err != nil {
+		return info, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return info, err
+	}
+	tmp := path + ".restoring"
+	if err := copyFile(src, tmp); err != nil {
+		os.Remove(tmp)
+		return info, fmt.Errorf("restore %s: %w", src, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			os.Remove(tmp)
+			return info, fmt.Errorf("restore %s: %w", src, err)
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return info, fmt.Errorf("restore %s: %w", src, err)
+	}
+	return info, syncDir(filepath.Dir(path))
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_ = d.Sync() // not every file system syncs a directory
+	return nil
+}
+
+// placeNew moves the file tmp to path unless path exists: then it returns
+// an error that is os.ErrExist and tmp stays. It links tmp to path, which
+// fails if path appeared since anyone checked, and removes tmp; on a file
+// system without hard links it renames after checking that path is
+// absent.
+func placeNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil {
+		return os.Remove(tmp)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
+	}
+	return os.Rename(tmp, path)
+}
