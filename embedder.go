@@ -6,7 +6,7 @@ import "context"
 // embedder: a deterministic lexical embedder (the offline default) and an
 // OpenAI-compatible HTTP client.
 type Embedder interface {
-	// ID names the embedder, its model and its dimension ("lexical-v1/384").
+	// ID names the embedder, its model and its dimension ("lexical-v2/384").
 	// The store records it beside every vector; vectors of different ids
 	// are never compared.
 	ID() string

@@ -280,14 +280,14 @@ func TestImportChecks(t *testing.T) {
 	t.Run("another embedder", func(t *testing.T) {
 		other := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 128}")
 		code, _, errs := runCmd(t, "import", arch, "--config", other)
-		if code != 1 || !strings.Contains(errs, "lexical-v1/384") || !strings.Contains(errs, "--reindex") {
+		if code != 1 || !strings.Contains(errs, embedder.NewLexical(384).ID()) || !strings.Contains(errs, "--reindex") {
 			t.Fatalf("import of another embedder's vectors: exit %d, %s", code, errs)
 		}
 		if out := mustRun(t, "provenance", "--json", "--config", other); !strings.Contains(out, `"total": 0`) && !strings.Contains(out, `"total":0`) {
 			t.Fatalf("a refused import wrote documents:\n%s", out)
 		}
 		out := mustRun(t, "import", arch, "--reindex", "--config", other)
-		if !strings.Contains(out, "re-embedded with lexical-v1/128") {
+		if !strings.Contains(out, "re-embedded with "+embedder.NewLexical(128).ID()) {
 			t.Fatalf("import --reindex:\n%s", out)
 		}
 		if code, out, _ := runCmd(t, "search", "refund", "--json", "--config", other); code != 0 || !strings.Contains(out, `"primary": [`) && !strings.Contains(out, `"primary":[{`) {
@@ -300,7 +300,7 @@ func TestImportChecks(t *testing.T) {
 	t.Run("an unknown tier", func(t *testing.T) {
 		// An archive from a newer build whose tier this one does not know.
 		var buf bytes.Buffer
-		w, err := archive.NewWriter(&buf, archive.Manifest{Embedder: archive.EmbedderInfo{ID: "lexical-v1/384", Dims: 384}}, archive.None)
+		w, err := archive.NewWriter(&buf, archive.Manifest{Embedder: archive.EmbedderInfo{ID: embedder.NewLexical(384).ID(), Dims: 384}}, archive.None)
 		if err != nil {
 			t.Fatal(err)
 		}
