@@ -43,7 +43,7 @@ func openFile(path string) (*sql.DB, error) {
 
 // Inspect checks the database file at path without changing it (SQLite's
 // quick_check) and reports its schema version and what it holds. Returns
-// EINVALID for a file that is not a sound ingestd database or was written
+// EINVALID for a file that is not a sound ingestd store or was written
 // by a newer schema than this build knows, ENOTFOUND for no file.
 func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	db, err := openFile(path)
@@ -61,7 +61,7 @@ func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	var info FileInfo
 	var version sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil || !version.Valid {
-		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is not an ingestd database (no schema version)", path)
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is not an ingestd store (no schema version)", path)
 	}
 	info.SchemaVersion = int(version.Int64)
 	if info.SchemaVersion > SchemaVersion() {

@@ -90,7 +90,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 }
 
-// TestInspectRefuses: a file that is not a sound ingestd database is
+// TestInspectRefuses: a file that is not a sound ingestd store is
 // refused before it could be restored.
 func TestInspectRefuses(t *testing.T) {
 	dir := t.TempDir()
