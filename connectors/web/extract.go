@@ -191,7 +191,9 @@ func findBody(doc *html.Node) *html.Node {
 
 // resolve returns ref resolved against base as a canonical http(s) URL, or
 // nil for an empty, unparseable or non-http(s) reference (mailto:,
-// javascript:, data:).
+// javascript:, data:) and for one that names no host ("https:/:x",
+// "https:x", "http:///path": a scheme makes it absolute, so the base's
+// host does not fill it in).
 func resolve(base *url.URL, ref string) *url.URL {
 	ref = strings.TrimSpace(ref)
 	if ref == "" || strings.HasPrefix(ref, "#") {
@@ -202,7 +204,7 @@ func resolve(base *url.URL, ref string) *url.URL {
 		return nil
 	}
 	u := base.ResolveReference(r)
-	if u.Scheme != "http" && u.Scheme != "https" {
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil
 	}
 	return canonical(u)

@@ -377,3 +377,28 @@ func TestScopeSite(t *testing.T) {
 		t.Errorf("anywhere scope refused %q", got)
 	}
 }
+
+// TestResolveNeedsAHost: a link whose scheme makes it absolute but that
+// names no host is no link (FuzzExtract found "https:/:ads.example.net"
+// kept as "https:///:ads.example.net/..."); relative links still take the
+// base's host.
+func TestResolveNeedsAHost(t *testing.T) {
+	base := &url.URL{Scheme: "https", Host: "docs.example.com", Path: "/guide/page"}
+	for ref, want := range map[string]string{
+		"https:/:ads.example.net/click?id=42": "",
+		"https:ads.example.net":               "",
+		"http:///path":                        "",
+		"https://":                            "",
+		"/guides/keys#leaks":                  "https://docs.example.com/guides/keys",
+		"install":                             "https://docs.example.com/guide/install",
+		"//Other.Example.com:443/x":           "https://other.example.com/x",
+	} {
+		got := ""
+		if u := resolve(base, ref); u != nil {
+			got = u.String()
+		}
+		if got != want {
+			t.Errorf("resolve(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
