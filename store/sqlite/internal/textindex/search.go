@@ -263,9 +263,8 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 // returns its contribution.
 func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) float64 {
 	s := 0.0
-	for f := 0; f < NumFields; f++ {
-		v := x.tf(c.t, c.id, c.i, f)
-		tf[f] = v
+	*tf = x.tfs(c.t, c.id, c.i)
+	for f, v := range tf {
 		if v != 0 {
 			s += contrib(weights[f], c.idf[f], float64(v), float64(x.lens[int(d)*NumFields+f]), st.avg[f])
 		}
