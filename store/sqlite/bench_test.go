@@ -14,7 +14,6 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/internal/corpus"
 	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
-	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
 )
 
 const benchDims = 384
@@ -130,14 +129,6 @@ func BenchmarkSearchVector(b *testing.B) {
 				if _, err := f.s.SearchVector(ctx, f.vecQs[i%len(f.vecQs)], flt, 10); err != nil {
 					b.Fatal(err)
 				}
-				i++
-			}
-		})
-		b.Run(fmt.Sprintf("rows=%d/dense-path", n), func(b *testing.B) {
-			e := f.s.vec.byEmb["lexical-v1/384"]
-			i := 0
-			for b.Loop() {
-				e.idx.Search(f.vecs[i%len(f.vecs)], nil, 10, &vecindex.Options{Dense: true})
 				i++
 			}
 		})

@@ -167,7 +167,7 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if err := s.vec.sync(ctx); err != nil {
 		return nil, err
 	}
-	return s.vec.searchText(terms, f, limit), nil
+	return s.withChunkIDs(ctx, s.vec.searchText(terms, f, limit))
 }
 
 // searchTextFTS is SearchText answered by FTS4: the path before the
@@ -267,7 +267,10 @@ func (s *Store) searchTextFTS(ctx context.Context, query string, f ingestd.Filte
 	slices.SortStableFunc(cands, func(a, b scoredRow) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.seq, b.seq))
 	})
-	hits := s.vec.filterRanked(cands, f, limit)
+	hits, err := s.withChunkIDs(ctx, s.vec.filterRanked(cands, f, limit))
+	if err != nil {
+		return nil, err
+	}
 	if len(hits) < limit && truncated {
 		// The filter dropped too many candidates: rank inside the filter.
 		return s.searchTextFiltered(ctx, full, f, limit)
