@@ -70,6 +70,7 @@ type Options struct {
 // concurrent use.
 type Store struct {
 	path   string
+	id     int64 // a random number the file keeps (store_state 'store_id'): snapshots name it
 	now    func() time.Time
 	log    *slog.Logger
 	write  *sql.DB // one connection; wmu serialises transactions
@@ -123,6 +124,10 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.write.Close()
 		return nil, err
+	}
+	if err := s.write.QueryRowContext(ctx, "SELECT value FROM store_state WHERE key = 'store_id'").Scan(&s.id); err != nil {
+		s.write.Close()
+		return nil, unavailable("read store id of %s", path, err)
 	}
 	if s.read, err = sql.Open(driverName, path+"?"+params+"&_query_only=1"); err != nil {
 		s.write.Close()

@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"slices"
 	"strings"
@@ -206,8 +208,16 @@ type vectors struct {
 	db          *sql.DB    // one dedicated connection, for PRAGMA data_version
 	loaded      bool
 	dataVersion int64
-	maxSeq      int64
+	maxSeq      int64 // also guarded by mu: a snapshot reads them with the indexes
 	lastChange  int64
+	// snapPending counts what the indexes took in since the last snapshot
+	// (chunks and documents added, changed or removed); snapAt is when it
+	// was written; snapRunning is whether a write is under way.
+	snapPending int
+	fromSnap    bool // the last full load came from a snapshot
+	snapAt      time.Time
+	snapRunning bool
+	snapWG      sync.WaitGroup
 
 	mu      sync.RWMutex // searches read, catch-ups write
 	names   []string
@@ -245,9 +255,18 @@ func (v *vectors) reset() {
 	v.docsGen++
 }
 
+// close saves a snapshot of the indexes if they took anything in since
+// the last one, then frees them.
 func (v *vectors) close() error {
+	v.snapWG.Wait()
 	v.syncMu.Lock()
 	defer v.syncMu.Unlock()
+	var err error
+	if v.loaded && v.snapPending > 0 {
+		if err = v.writeSnapshot(); err != nil {
+			v.s.log.Warn("store.index_snapshot_failed", "error", err.Error())
+		}
+	}
 	v.mu.Lock()
 	for _, e := range v.byEmb {
 		e.idx.Free()
@@ -310,16 +329,73 @@ func (v *vectors) sync(ctx context.Context) error {
 	}
 	if full {
 		start := time.Now()
-		if err := v.load(ctx, tx); err != nil {
+		from, err := v.loadSnapshot(ctx, tx)
+		if err != nil {
 			return err
 		}
-		v.s.log.Debug("chunk index loaded", "chunks", v.text.Len(), "took", time.Since(start))
+		v.fromSnap = from
+		if !from {
+			if err := v.load(ctx, tx); err != nil {
+				return err
+			}
+			v.snapPending = max(v.snapPending, 1)
+			v.snapAt = time.Time{} // write one now
+		}
+		v.s.log.Info("store.index_loaded", "chunks", v.text.Len(), "from_snapshot", from, "took", time.Since(start).Round(time.Millisecond).String())
 	} else if err := v.catchUp(ctx, tx); err != nil {
 		return err
 	}
 	v.dataVersion = dv
 	v.loaded = true
+	if v.snapPending > 0 && !v.snapRunning && time.Since(v.snapAt) >= snapshotEvery &&
+		(v.snapAt.IsZero() || v.snapPending >= max(1000, v.text.Len()/10)) {
+		v.snapRunning, v.snapPending, v.snapAt = true, 0, time.Now()
+		v.snapWG.Add(1)
+		go func() {
+			defer v.snapWG.Done()
+			err := v.writeSnapshot()
+			v.syncMu.Lock()
+			v.snapRunning = false
+			if err != nil {
+				v.snapPending++ // try again at Close
+			}
+			v.syncMu.Unlock()
+			if err != nil {
+				v.s.log.Warn("store.index_snapshot_failed", "error", err.Error())
+			}
+		}()
+	}
 	return nil
+}
+
+// loadSnapshot replaces the indexes with the snapshot's and catches them
+// up with tx, reporting whether it did. A snapshot that is missing, stale
+// or damaged, or that does not hold as many chunks as the table once
+// caught up, is not used (and the indexes are left for a full load).
+func (v *vectors) loadSnapshot(ctx context.Context, tx *sql.Tx) (bool, error) {
+	sn, err := v.readSnapshot(ctx, tx)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil && ingestd.ErrorCode(err) == ingestd.EUNAVAILABLE:
+		return false, err
+	case err != nil:
+		v.s.log.Info("store.index_snapshot_unused", "reason", err.Error())
+		return false, nil
+	}
+	v.use(sn)
+	if err := v.catchUp(ctx, tx); err != nil {
+		return false, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&n); err != nil {
+		return false, unavailable("count chunks of %s", v.s.path, err)
+	}
+	if n != v.text.Len() {
+		v.s.log.Warn("store.index_snapshot_unused", "reason", fmt.Sprintf("caught up to %d chunks, the table holds %d", v.text.Len(), n))
+		return false, nil
+	}
+	return true, nil
 }
 
 // load replaces the indexes with everything the snapshot holds.
@@ -446,9 +522,11 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 		if err := v.addChunks(rows, 0); err != nil {
 			return err
 		}
+		v.snapPending += int(maxSeq.Int64 - v.maxSeq)
 		v.maxSeq = maxSeq.Int64
 	}
 	v.lastChange = lastChange
+	v.snapPending += len(seqs) + len(docs)
 	return nil
 }
 
