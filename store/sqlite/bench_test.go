@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -343,5 +344,49 @@ func BenchmarkInsertChunksDirect(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// BenchmarkPutDocumentConcurrent writes new documents of 10 chunks from 8
+// goroutines, as serve's workers do, with group commit and with one
+// transaction a document (the baseline).
+func BenchmarkPutDocumentConcurrent(b *testing.B) {
+	docs, chunks := benchIngestData()
+	for _, mode := range []struct {
+		name  string
+		batch int
+	}{{"group-commit", maxPutBatch}, {"one-per-transaction", 1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s, err := Open(context.Background(), filepath.Join(b.TempDir(), "put.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			s.putBatchMax = mode.batch
+			ctx := context.Background()
+			var next atomic.Int64
+			b.SetParallelism(4) // 8 goroutines on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(1) - 1)
+					d := *docs[i%len(docs)]
+					cs := chunks[i%len(docs)]
+					if i >= len(docs) { // a new identity for another round
+						d.ExternalID = fmt.Sprintf("%s-%d", d.ExternalID, i)
+						d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+						cs = append([]ingestd.Chunk(nil), cs...)
+						for j := range cs {
+							cs[j].ID = ingestd.ChunkID(d.ID, cs[j].Text, 0)
+							cs[j].DocumentID = d.ID
+						}
+					}
+					if _, err := s.PutDocument(ctx, &d, cs, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+		})
 	}
 }

@@ -75,8 +75,14 @@ type Store struct {
 	log    *slog.Logger
 	write  *sql.DB // one connection; wmu serialises transactions
 	read   *sql.DB
-	wmu    sync.Mutex // serialises write transactions; guards writes
-	writes int        // write transactions so far, to prune now and then
+	wmu    sync.Mutex           // serialises write transactions; guards writes and wstmts
+	writes int                  // write transactions so far, to prune now and then
+	wstmts map[string]*sql.Stmt // prepared on the write connection
+	// putMu guards putQueue, the PutDocument calls waiting for a
+	// transaction (commitPuts), and their done flags.
+	putMu       sync.Mutex
+	putQueue    []*putReq
+	putBatchMax int // maxPutBatch; 1 turns group commit off (benchmarks)
 	// keepChanges is how many rows of the changes log survive a prune.
 	keepChanges int64
 	vec         *vectors
@@ -95,7 +101,7 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	s := &Store{path: path, now: o.Now, log: o.Logger, closed: make(chan struct{}), keepChanges: 100_000}
+	s := &Store{path: path, now: o.Now, log: o.Logger, closed: make(chan struct{}), keepChanges: 100_000, putBatchMax: maxPutBatch}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -129,6 +135,10 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 		s.write.Close()
 		return nil, unavailable("read store id of %s", path, err)
 	}
+	if err := s.prepareWrites(ctx); err != nil {
+		s.write.Close()
+		return nil, err
+	}
 	if s.read, err = sql.Open(driverName, path+"?"+params+"&_query_only=1"); err != nil {
 		s.write.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -160,6 +170,12 @@ func (s *Store) Close() error {
 	}
 	s.stmts = nil
 	s.stmtMu.Unlock()
+	s.wmu.Lock()
+	for _, st := range s.wstmts {
+		errs = append(errs, st.Close())
+	}
+	s.wstmts = nil
+	s.wmu.Unlock()
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
@@ -222,6 +238,35 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return unavailable("commit %s", s.path, err)
 	}
 	return nil
+}
+
+// writeStatements are prepared on the write connection when the store
+// opens (preparing one later, while a transaction holds the only
+// connection, would wait for it forever).
+var writeStatements = []string{
+	putReadSQL, putDocumentSQL, putDeleteChunksSQL, putChunkSQL, putDeleteLinksSQL, putLinkSQL,
+	"SAVEPOINT put", "ROLLBACK TO put", "RELEASE put",
+}
+
+func (s *Store) prepareWrites(ctx context.Context) error {
+	s.wstmts = make(map[string]*sql.Stmt, len(writeStatements))
+	for _, q := range writeStatements {
+		st, err := s.write.PrepareContext(ctx, q)
+		if err != nil {
+			return unavailable("prepare %s", q, err)
+		}
+		s.wstmts[q] = st
+	}
+	return nil
+}
+
+// wstmt returns the statement prepared on the write connection for one of
+// writeStatements; use it in a transaction with tx.StmtContext.
+func (s *Store) wstmt(_ context.Context, query string) (*sql.Stmt, error) {
+	if st := s.wstmts[query]; st != nil {
+		return st, nil
+	}
+	return nil, fmt.Errorf("statement not prepared: %s", query)
 }
 
 // pruneEvery is how many write transactions pass between prunes of the
