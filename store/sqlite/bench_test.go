@@ -203,12 +203,10 @@ func BenchmarkSearchText(b *testing.B) {
 			tx.Add(int64(i), 0, t, "", "")
 		}
 		b.Logf("rows=%d: text index build alone (texts only) %v", n, time.Since(start))
-		// in-memory is SearchText (package store/sqlite/internal/textindex); fts4 is the
-		// FTS4 path it replaced, the baseline.
 		paths := []struct {
 			name   string
 			search func(context.Context, string, ingestd.Filter, int) ([]ingestd.Hit, error)
-		}{{"in-memory", f.s.SearchText}, {"fts4", f.s.searchTextFTS}}
+		}{{"in-memory", f.s.SearchText}}
 		for _, p := range paths {
 			b.Run(fmt.Sprintf("rows=%d/%s", n, p.name), func(b *testing.B) {
 				i := 0

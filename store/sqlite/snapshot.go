@@ -233,3 +233,44 @@ func (v *vectors) use(sn *snapshot) {
 	}
 	v.maxSeq, v.lastChange = sn.maxSeq, sn.lastChange
 }
+
+// refreshSnapshot catches the indexes up and saves their snapshot when this
+// process holds them and they took in anything since the last one. A
+// process that never searched (a one-shot sync) leaves them unloaded: the
+// next process to load them catches up from the last snapshot.
+func (v *vectors) refreshSnapshot(ctx context.Context) error {
+	v.syncMu.Lock()
+	loaded := v.loaded
+	v.syncMu.Unlock()
+	if !loaded {
+		return nil
+	}
+	if err := v.sync(ctx); err != nil {
+		return err
+	}
+	v.snapWG.Wait()
+	return v.saveSnapshot()
+}
+
+// saveSnapshot writes a snapshot if the indexes took in anything since the
+// last one and no other write is under way. It holds syncMu only to look
+// and to record, so searches and catch-ups go on meanwhile (a catch-up
+// waits for the write's read lock on the indexes).
+func (v *vectors) saveSnapshot() error {
+	v.syncMu.Lock()
+	if v.snapPending == 0 || v.snapRunning {
+		v.syncMu.Unlock()
+		return nil
+	}
+	pending := v.snapPending
+	v.snapRunning, v.snapPending, v.snapAt = true, 0, time.Now()
+	v.syncMu.Unlock()
+	err := v.writeSnapshot()
+	v.syncMu.Lock()
+	v.snapRunning = false
+	if err != nil {
+		v.snapPending += pending
+	}
+	v.syncMu.Unlock()
+	return err
+}

@@ -1,19 +1,21 @@
 // Package sqlite is the embedded ingestd.Store: one SQLite file in WAL mode
-// with an FTS4 full-text index (the durable one; a BM25 function written in
-// Go ranks it) and an in-memory chunk index that holds every chunk's id,
-// its document's filter fields, its vector (package store/sqlite/internal/vecindex) and its
-// terms (package store/sqlite/internal/textindex, which answers SearchText with the FTS4
-// ranker's scores).
+// holding the documents, chunks (text, fenced text, float32 vector) and
+// links, and an in-memory index over the chunks that answers searches:
+// each chunk's document's filter fields, an int8 copy of its vector
+// (package store/sqlite/internal/vecindex, rescored exactly from the file)
+// and its terms (package store/sqlite/internal/textindex, BM25). The
+// in-memory index is saved beside the file (snapshot.go) so that a new
+// process loads it in one read.
 //
-// Writes go through one connection, serialised in Go; reads use a small
-// pool. The file may be shared with other ingestd processes: SQLite's WAL
-// and busy timeout order their writes, and the in-memory index catches up
-// with what any process committed (new chunks by seq, the rest from the
-// changes table) before every search. It is loaded on the first search.
+// Writes go through one connection, serialised in Go, and concurrent
+// PutDocument calls share a transaction; reads use a small pool. The file
+// may be shared with other ingestd processes: SQLite's WAL and busy
+// timeout order their writes, and the in-memory index catches up with
+// what any process committed (new chunks by seq, the rest from the changes
+// table) before every search. It is loaded on the first search, or by Warm.
 //
 // It never decides what a tier means (package provenance does) and never
-// interprets query syntax: search text is split into words here and every
-// word is quoted before it reaches FTS.
+// interprets query syntax: search text is split into words here.
 package sqlite
 
 import (
@@ -33,20 +35,14 @@ import (
 
 var _ ingestd.Store = (*Store)(nil)
 
-// driverName is the database/sql driver with the Go functions ingestd's
-// queries call (bm25 over FTS4 matchinfo).
+// driverName is the database/sql driver the store opens its file with:
+// mattn/go-sqlite3's, under a name of its own.
 const driverName = "sqlite3_ingestd"
 
 var registerOnce sync.Once
 
 func registerDriver() {
-	registerOnce.Do(func() {
-		sql.Register(driverName, &sqlite3.SQLiteDriver{
-			ConnectHook: func(c *sqlite3.SQLiteConn) error {
-				return c.RegisterFunc("ingestd_bm25", bm25, true)
-			},
-		})
-	})
+	registerOnce.Do(func() { sql.Register(driverName, &sqlite3.SQLiteDriver{}) })
 }
 
 // Options configure a Store. A nil *Options means the defaults.
@@ -86,7 +82,6 @@ type Store struct {
 	// keepChanges is how many rows of the changes log survive a prune.
 	keepChanges int64
 	vec         *vectors
-	text        termStats // document frequencies of query words
 	stmtMu      sync.Mutex
 	stmts       map[string]*sql.Stmt // prepared on the read pool
 	closed      chan struct{}
@@ -148,7 +143,6 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	s.read.SetConnMaxIdleTime(0)
 	s.read.SetConnMaxLifetime(0)
 	s.vec = newVectors(s, o.MetaKeys)
-	s.text.now = time.Now
 	return s, nil
 }
 
@@ -183,20 +177,17 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-// Optimize merges the full-text index into one segment. Every search looks
-// up each segment, so after a bulk ingest a merged index answers text
-// searches faster (measured at 100k chunks on a busy 2-core machine: p50
-// 2.1 ms with 18 segments, 1.5 ms with one; a single-word lookup 230 us vs
-// 17 us). It takes about 0.7 s per 100k chunks and holds
-// the write lock meanwhile, so call it after a sync pass or a reindex, not
-// per write. Writes between calls are merged incrementally (automerge).
+// Optimize readies the store for reads after bulk writes: it lets SQLite
+// refresh its query planner's statistics (PRAGMA optimize) and, when this
+// process holds the in-memory indexes, catches them up and saves their
+// snapshot if they took in anything since the last one, so that the next
+// process to open the file loads them current. Call it after a sync pass
+// or a reindex, not per write.
 func (s *Store) Optimize(ctx context.Context) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')"); err != nil {
-			return unavailable("optimize %s", s.path, err)
-		}
-		return nil
-	})
+	if _, err := s.write.ExecContext(ctx, "PRAGMA optimize"); err != nil {
+		return unavailable("optimize %s", s.path, err)
+	}
+	return s.vec.refreshSnapshot(ctx)
 }
 
 // Warm loads the in-memory chunk index (vectors and text) now rather than

@@ -349,18 +349,10 @@ func (v *vectors) sync(ctx context.Context) error {
 	v.loaded = true
 	if v.snapPending > 0 && !v.snapRunning && time.Since(v.snapAt) >= snapshotEvery &&
 		(v.snapAt.IsZero() || v.snapPending >= max(1000, v.text.Len()/10)) {
-		v.snapRunning, v.snapPending, v.snapAt = true, 0, time.Now()
 		v.snapWG.Add(1)
 		go func() {
 			defer v.snapWG.Done()
-			err := v.writeSnapshot()
-			v.syncMu.Lock()
-			v.snapRunning = false
-			if err != nil {
-				v.snapPending++ // try again at Close
-			}
-			v.syncMu.Unlock()
-			if err != nil {
+			if err := v.saveSnapshot(); err != nil {
 				v.s.log.Warn("store.index_snapshot_failed", "error", err.Error())
 			}
 		}()
@@ -566,9 +558,8 @@ func (v *vectors) addDocs(rows *sql.Rows) error {
 }
 
 // indexColumns are what addChunks reads of a chunk c and its document d.
-// The title is the document's current one, as chunks_fts took it when the
-// chunk was written: a document whose title changes is written with new
-// chunks.
+// The title is the document's current one: a document whose title changes
+// is written with new chunks.
 const indexColumns = "c.seq, c.document_id, c.embedding, c.embedder_id, c.text, d.title, c.heading_path"
 
 // addChunks records the chunks the rows hold (indexColumns), adds their
@@ -671,8 +662,8 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 	return hits
 }
 
-// searchText ranks chunks by the in-memory text index: the same scores as
-// the FTS4 path (searchTextFTS), exact top limit inside the filter.
+// searchText ranks chunks by the in-memory text index: the exact top limit
+// inside the filter.
 func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []vecHit {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
@@ -683,27 +674,6 @@ func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []vecH
 	var hits []vecHit
 	for _, r := range v.text.Search(terms, allowed, limit) {
 		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: r.Score}})
-	}
-	return hits
-}
-
-// filterRanked keeps the ranked chunks (best first) whose documents pass
-// f, at most limit. Chunks the index does not hold (written after its last
-// catch-up) are skipped.
-func (v *vectors) filterRanked(ranked []scoredRow, f ingestd.Filter, limit int) []vecHit {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	allowed, _ := v.allowed(f)
-	var hits []vecHit
-	for _, r := range ranked {
-		doc, ok := v.text.Group(r.seq)
-		if !ok || !allowed[doc] {
-			continue
-		}
-		hits = append(hits, vecHit{seq: r.seq, hit: ingestd.Hit{DocumentID: v.docs[doc].id, Score: r.score}})
-		if len(hits) == limit {
-			break
-		}
 	}
 	return hits
 }

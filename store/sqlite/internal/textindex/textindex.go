@@ -1,13 +1,13 @@
-// Package textindex is an in-memory inverted index over chunk rows ranked
-// by BM25, the twin of store/sqlite's FTS4 table chunks_fts: the same
-// three fields (text, title, heading) with the same weights, the same
-// tokenizer (SQLite's porter tokenizer, plus lexnorm's number words and
-// synonyms), and the same score as
-// store/sqlite's Go bm25 over matchinfo('pcnalx') — per-field BM25 with
-// k1 1.2, b 0.75, Lucene's idf and per-field document frequencies and
-// average lengths (rounded to integers as FTS4 does), times the share of
-// the query's terms a row holds. Given the same rows, none with a number
-// word or synonym, a search returns the same scores bit for bit.
+// Package textindex is the SQLite store's full-text index: an in-memory
+// inverted index over chunk rows ranked by BM25 over three fields (text,
+// title, heading; weights 1, 0.5, 0.5) — per-field BM25 with k1 1.2, b
+// 0.75, Lucene's idf and per-field document frequencies and average
+// lengths (rounded to integers), times the share of the query's terms a
+// row holds. It began as the twin of an FTS4 table and still scores as
+// FTS4's matchinfo('pcnalx') would, with SQLite's porter tokenizer plus
+// lexnorm's number words and synonyms (given the same rows, none with a
+// number word or synonym, the same scores bit for bit); the store builds
+// it from the chunks' own text and saves it with Write (snapshot.go).
 //
 // Search finds the top k without scoring every posting of common terms:
 // MaxScore over per-term upper bounds, with per-block (64 postings) bounds
@@ -36,7 +36,7 @@ const (
 	NumFields
 )
 
-// weights are the per-field BM25 weights, as store/sqlite's columnWeights.
+// weights are the per-field BM25 weights.
 var weights = [NumFields]float64{1.0, 0.5, 0.5}
 
 // blockSize is how many postings share one block bound.
