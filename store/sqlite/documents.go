@@ -43,10 +43,16 @@ func (s *Store) PutInstallations(ctx context.Context, insts []ingestd.Installati
 const documentColumns = `id, installation, external_id, source_kind, item_kind, uri, title, author,
 	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at`
 
-// Document returns the document with the id, deleted ones included.
+const documentSQL = "SELECT " + documentColumns + " FROM documents WHERE id = ?"
+
+// Document returns the document with the id, deleted ones included. The
+// pipeline asks before every write, so its statement is prepared once.
 func (s *Store) Document(ctx context.Context, id string) (*ingestd.Document, error) {
-	row := s.read.QueryRowContext(ctx, "SELECT "+documentColumns+" FROM documents WHERE id = ?", id)
-	d, err := scanDocument(row)
+	st, err := s.stmt(ctx, documentSQL)
+	if err != nil {
+		return nil, err
+	}
+	d, err := scanDocument(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "document %s not found", id)
 	}

@@ -122,6 +122,15 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	s.write.SetMaxIdleConns(1)
 	s.write.SetConnMaxLifetime(0)
 	s.write.SetConnMaxIdleTime(0)
+	// Checkpoint the WAL every 4,000 pages (16 MB) rather than SQLite's
+	// 1,000: the pages every write transaction touches (the tables' last
+	// leaves, hot index pages) are copied into the file once per
+	// checkpoint, so fewer checkpoints copy fewer pages (sync measured
+	// 1.2-1.3x less CPU a document in store/sqlite's write benchmarks).
+	if _, err := s.write.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 4000"); err != nil {
+		s.write.Close()
+		return nil, unavailable("open %s", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.write.Close()
 		return nil, err
