@@ -1,4 +1,4 @@
--- 0004: the FTS4 table goes. Searches have been answered by the in-memory
+-- 0007: the FTS4 table goes. Searches have been answered by the in-memory
 -- text index (store/sqlite/internal/textindex), which is built from the
 -- chunks' own text and saved in the index snapshot beside the file; the
 -- FTS4 table was written on every insert (a porter-tokenised copy of
