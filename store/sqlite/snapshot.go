@@ -91,7 +91,7 @@ func (v *vectors) writeSnapshot() (err error) {
 		e.idx.Write(w)
 	}
 	v.text.Write(w)
-	rows := v.text.Len()
+	rows, lastChange := v.text.Len(), v.lastChange
 	v.mu.RUnlock()
 	if err := w.Finish(); err != nil {
 		return fmt.Errorf("write index snapshot: %w", err)
@@ -102,10 +102,40 @@ func (v *vectors) writeSnapshot() (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write index snapshot: %w", err)
 	}
+	// An erasure committed after these indexes were caught up (by
+	// another process: this one reloads within Erase) must find no
+	// snapshot of the rows it erased. It marks the changes log pruned past
+	// every reader; a snapshot behind that mark is not put in place, and is
+	// removed again if the erasure committed while it was being renamed
+	// (the erasure removes or rewrites the snapshot only after its commit,
+	// so one of the two always sees the other).
+	if err := v.checkNotPruned(lastChange); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write index snapshot: %w", err)
 	}
+	if err := v.checkNotPruned(lastChange); err != nil {
+		os.Remove(path)
+		return err
+	}
 	v.s.log.Debug("index snapshot written", "path", path, "chunks", rows, "took", time.Since(start))
+	return nil
+}
+
+// checkNotPruned returns errStale (wrapped) when the changes log was
+// pruned, or marked by an erasure, past lastChange: a snapshot taken there
+// could not be caught up, and may hold erased rows.
+func (v *vectors) checkNotPruned(lastChange int64) error {
+	var pruned sql.NullInt64
+	err := v.db.QueryRow("SELECT value FROM store_state WHERE key = 'changes_pruned_through'").Scan(&pruned)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return unavailable("read changes state of %s", v.s.path, err)
+	}
+	if pruned.Int64 > lastChange {
+		return fmt.Errorf("write index snapshot: %w: the changes log was pruned or erased through %d, the indexes saw %d", errStale, pruned.Int64, lastChange)
+	}
 	return nil
 }
 
