@@ -183,6 +183,9 @@ func StartServe(exe string, c Corpus) (*Server, error) {
 	return s, nil
 }
 
+// Since is the time since the process started.
+func (s *Server) Since() time.Duration { return time.Since(s.started) }
+
 // PID is the server's process id.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
