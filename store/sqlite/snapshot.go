@@ -35,8 +35,12 @@ import (
 // to a temporary file renamed into place, so a reader sees a whole
 // snapshot or the previous one.
 const (
-	snapshotMagic   = "ingestd in-memory index snapshot"
-	snapshotVersion = 1
+	snapshotMagic = "ingestd in-memory index snapshot"
+	// snapshotVersion changes with the layout and with the text index's
+	// terms: a change to the tokenizer or to internal/lexnorm's tables
+	// must bump it, or a snapshot would hold terms a query no longer
+	// produces. 2: terms normalised by lexnorm.
+	snapshotVersion = 2
 	// snapshotEvery is the least time between two snapshots written
 	// because the indexes changed.
 	snapshotEvery = 5 * time.Minute
