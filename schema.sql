@@ -39,7 +39,6 @@ CREATE TABLE documents (
 	UNIQUE (installation, external_id)
 );
 CREATE INDEX documents_installation_status ON documents (installation, status);
-CREATE INDEX documents_tier ON documents (tier);
 
 -- seq is the rowid: it only grows, so a reader can catch up on new chunks.
 CREATE TABLE chunks (
@@ -118,15 +117,9 @@ CREATE TABLE embedding_cache (
 	PRIMARY KEY (embedder_id, text_hash)
 );
 
--- Full-text index over the searchable chunks (FTS4: the driver builds it
--- without build tags). docid is chunks.seq; triggers keep it in step with
--- chunks, so a chunk row and its index row come and go in one transaction.
--- Chunks of deleted documents are deleted, so they leave the index with
--- them; rejected documents stay indexed and are filtered by status.
-CREATE VIRTUAL TABLE chunks_fts USING fts4 (text, title, heading, tokenize=porter);
--- Let FTS4 merge its segments a little on every write, so a search looks
--- up few of them. The setting persists in the file.
-INSERT INTO chunks_fts (chunks_fts) VALUES ('automerge=8');
+-- Full-text search has no table: the store answers it from an in-memory
+-- index built from chunks.text (and saved beside the file), which catches
+-- up through changes like the vector index.
 
 -- changes logs what an in-memory index over chunks cannot see by reading
 -- chunks with seq above the last it read: deleted chunks (chunk_seq), chunks
@@ -145,13 +138,7 @@ CREATE TABLE store_state (
 	value INTEGER NOT NULL
 );
 
-CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-	INSERT INTO chunks_fts (docid, text, title, heading)
-	SELECT new.seq, new.text, d.title, new.heading_path FROM documents d WHERE d.id = new.document_id;
-END;
-
 CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-	DELETE FROM chunks_fts WHERE docid = old.seq;
 	INSERT INTO changes (chunk_seq) VALUES (old.seq);
 END;
 

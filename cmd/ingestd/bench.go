@@ -88,11 +88,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		return runBenchFirewall(ctx, e, args[1:])
 	case len(args) > 0 && args[0] == "archive":
 		return runBenchArchive(ctx, e, args[1:])
+	case len(args) > 0 && args[0] == "store":
+		return runBenchStore(ctx, e, args[1:])
 	case len(args) > 0 && isHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
 		return nil
 	case len(args) == 0 || args[0] != "retrieve":
-		return &usageError{cmd: "bench", msg: "want retrieve, firewall or archive"}
+		return &usageError{cmd: "bench", msg: "want retrieve, firewall, archive or store"}
 	}
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)

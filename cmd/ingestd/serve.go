@@ -91,6 +91,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// waiting out a cluster that is forming or electing a leader (up to
 	// nats.startup_timeout) instead of exiting into a crash loop.
 	var gate queueGate
+	// The store loads its search indexes (from its snapshot, or from every
+	// row) while the API already answers: /readyz says 503 until they are
+	// loaded, and a retrieval meanwhile waits for them.
+	warmed := make(chan struct{})
 	var hooks http.Handler
 	if a.hasWebhooks() {
 		hooks = gate.webhooks()
@@ -108,7 +112,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		Hosts:          a.cfg.ListenHosts,
 		Logger:         a.log,
 		Gatherer:       reg,
-		Ready:          func(ctx context.Context) error { return a.ready(ctx, &gate) },
+		Ready: func(ctx context.Context) error {
+			if err := a.ready(ctx, &gate); err != nil {
+				return err
+			}
+			select {
+			case <-warmed:
+				return nil
+			default:
+				return ingestd.Errorf(ingestd.EUNAVAILABLE, "loading the search indexes")
+			}
+		},
 		Sync: func(ctx context.Context, id string) error {
 			jq, err := gate.get()
 			if err != nil {
@@ -138,6 +152,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	a.log.Info("serve.started", "addr", ln.Addr().String(), "role", *role)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- api.Serve(srv, ln) }()
+	go func() {
+		defer close(warmed)
+		a.warm(ctx)
+	}()
 	shutdown := func() {
 		shutCtx, done := context.WithTimeout(context.Background(), 15*time.Second)
 		defer done()
@@ -180,7 +198,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	a.warm(ctx)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -293,8 +310,9 @@ func (a *app) hasWebhooks() bool {
 type maintainer interface {
 	// Warm loads the store's in-memory indexes ahead of the first search.
 	Warm(ctx context.Context) error
-	// Optimize merges the full-text index after bulk writes, which makes
-	// searches faster; it holds the write lock for a moment.
+	// Optimize readies the store for reads after bulk writes (query
+	// planner statistics, and a snapshot of its search indexes for the next
+	// start); it holds the write lock for a moment.
 	Optimize(ctx context.Context) error
 }
 
@@ -311,9 +329,9 @@ func (a *app) warm(ctx context.Context) {
 	a.log.Info("store.warm", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
-// optimizeLoop merges the store's full-text index every period in which
-// documents were written, so search stays fast after bulk syncs without
-// paying for a merge on every write.
+// optimizeLoop optimizes the store every period in which documents were
+// written, so the next start finds its index snapshot current without
+// paying for one on every write.
 func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period time.Duration) {
 	if a.maint == nil {
 		return

@@ -47,8 +47,8 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	// The pipeline says which pass failed; the command line said it already.
 	err = trimContext(err, "sync "+inst.ID+": ")
 	if a.maint != nil && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
-		// A foreground pass is a bulk write: merge the full-text index now
-		// so the searches that follow are fast.
+		// A foreground pass is a bulk write: let the store ready itself
+		// for the searches that follow.
 		if oerr := a.maint.Optimize(ctx); oerr != nil {
 			a.log.Warn("store.optimize_failed", "error", oerr.Error())
 		}

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/store/internal/corpus"
 	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
-	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
 )
 
 const benchDims = 384
@@ -133,14 +133,6 @@ func BenchmarkSearchVector(b *testing.B) {
 				i++
 			}
 		})
-		b.Run(fmt.Sprintf("rows=%d/dense-path", n), func(b *testing.B) {
-			e := f.s.vec.byEmb["lexical-v1/384"]
-			i := 0
-			for b.Loop() {
-				e.idx.Search(f.vecs[i%len(f.vecs)], nil, 10, &vecindex.Options{Dense: true})
-				i++
-			}
-		})
 	}
 }
 
@@ -211,12 +203,10 @@ func BenchmarkSearchText(b *testing.B) {
 			tx.Add(int64(i), 0, t, "", "")
 		}
 		b.Logf("rows=%d: text index build alone (texts only) %v", n, time.Since(start))
-		// in-memory is SearchText (package store/sqlite/internal/textindex); fts4 is the
-		// FTS4 path it replaced, the baseline.
 		paths := []struct {
 			name   string
 			search func(context.Context, string, ingestd.Filter, int) ([]ingestd.Hit, error)
-		}{{"in-memory", f.s.SearchText}, {"fts4", f.s.searchTextFTS}}
+		}{{"in-memory", f.s.SearchText}}
 		for _, p := range paths {
 			b.Run(fmt.Sprintf("rows=%d/%s", n, p.name), func(b *testing.B) {
 				i := 0
@@ -352,5 +342,49 @@ func BenchmarkInsertChunksDirect(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+// BenchmarkPutDocumentConcurrent writes new documents of 10 chunks from 8
+// goroutines, as serve's workers do, with group commit and with one
+// transaction a document (the baseline).
+func BenchmarkPutDocumentConcurrent(b *testing.B) {
+	docs, chunks := benchIngestData()
+	for _, mode := range []struct {
+		name  string
+		batch int
+	}{{"group-commit", maxPutBatch}, {"one-per-transaction", 1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s, err := Open(context.Background(), filepath.Join(b.TempDir(), "put.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			s.putBatchMax = mode.batch
+			ctx := context.Background()
+			var next atomic.Int64
+			b.SetParallelism(4) // 8 goroutines on 2 cores
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(1) - 1)
+					d := *docs[i%len(docs)]
+					cs := chunks[i%len(docs)]
+					if i >= len(docs) { // a new identity for another round
+						d.ExternalID = fmt.Sprintf("%s-%d", d.ExternalID, i)
+						d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+						cs = append([]ingestd.Chunk(nil), cs...)
+						for j := range cs {
+							cs[j].ID = ingestd.ChunkID(d.ID, cs[j].Text, 0)
+							cs[j].DocumentID = d.ID
+						}
+					}
+					if _, err := s.PutDocument(ctx, &d, cs, nil); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+		})
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -41,10 +43,16 @@ func (s *Store) PutInstallations(ctx context.Context, insts []ingestd.Installati
 const documentColumns = `id, installation, external_id, source_kind, item_kind, uri, title, author,
 	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at`
 
-// Document returns the document with the id, deleted ones included.
+const documentSQL = "SELECT " + documentColumns + " FROM documents WHERE id = ?"
+
+// Document returns the document with the id, deleted ones included. The
+// pipeline asks before every write, so its statement is prepared once.
 func (s *Store) Document(ctx context.Context, id string) (*ingestd.Document, error) {
-	row := s.read.QueryRowContext(ctx, "SELECT "+documentColumns+" FROM documents WHERE id = ?", id)
-	d, err := scanDocument(row)
+	st, err := s.stmt(ctx, documentSQL)
+	if err != nil {
+		return nil, err
+	}
+	d, err := scanDocument(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "document %s not found", id)
 	}
@@ -83,6 +91,10 @@ func scanDocument(row interface{ Scan(...any) error }) (*ingestd.Document, error
 // installation, external id, source kind or content hash, for
 // StatusDeleted, and for a chunk of another document; ECONFLICT when another
 // document holds the (installation, external id) or a chunk id.
+//
+// Concurrent calls are committed together (see commitPuts): each returns
+// once the transaction that holds its document committed, and a call that
+// fails rolls back its own document only.
 func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (bool, error) {
 	id, status, err := ingestd.CheckPut(doc)
 	if err != nil {
@@ -117,83 +129,245 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 	if ingested.IsZero() {
 		ingested = s.now()
 	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	r := &putReq{ctx: ctx, id: id, doc: doc, status: status, meta: meta, ingested: ingested, chunks: chunks, links: links}
+	s.commitPuts(r)
+	return r.changed, r.err
+}
 
-	changed := false
-	err = s.writeTx(ctx, func(tx *sql.Tx) error {
-		var (
-			hash, st, kind string
-			tier           sql.NullString
-		)
-		err := tx.QueryRowContext(ctx, "SELECT content_hash, tier, status, source_kind FROM documents WHERE id = ?", id).Scan(&hash, &tier, &st, &kind)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return unavailable("read document %s", id, err)
-		case st != string(ingestd.StatusDeleted) && hash == doc.ContentHash &&
-			ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == status && kind == doc.SourceKind:
-			return nil
+// putReq is one PutDocument call waiting for its transaction.
+type putReq struct {
+	ctx      context.Context
+	id       string
+	doc      *ingestd.Document
+	status   ingestd.Status
+	meta     string
+	ingested time.Time
+	chunks   []ingestd.Chunk
+	links    []ingestd.Link
+
+	// Set by the batch that writes it, before done.
+	changed bool
+	err     error
+	done    bool // guarded by Store.putMu
+}
+
+// maxPutBatch bounds how many documents one transaction writes (the
+// default of Store.putBatchMax).
+const maxPutBatch = 256
+
+// commitPuts is group commit. Every call queues its document; whichever
+// call then holds the write lock takes everything queued (up to
+// putBatchMax) and writes it in one transaction, each document inside a
+// savepoint so that one refused document leaves the others; the callers it
+// wrote find their result when they get the lock and return. One commit
+// then serves many documents: SQLite's cost per transaction (the commit,
+// the pages every transaction rewrites) is paid once per batch. A lone
+// caller writes its own document at once, as before.
+func (s *Store) commitPuts(r *putReq) {
+	s.putMu.Lock()
+	s.putQueue = append(s.putQueue, r)
+	s.putMu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for {
+		s.putMu.Lock()
+		if r.done {
+			s.putMu.Unlock()
+			return
 		}
-		changed = true
-		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (`+documentColumns+`, deleted_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-			ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
-				source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
-				title = excluded.title, author = excluded.author, created_at = excluded.created_at,
-				updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
-				status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
-				ingested_at = excluded.ingested_at, deleted_at = NULL`,
-			id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
-			ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(status),
-			nullable(doc.ParentID), meta, ts(ingested)); err != nil {
-			return conflict(fmt.Sprintf("put document %s", id), err)
+		n := min(len(s.putQueue), s.putBatchMax)
+		batch := slices.Clone(s.putQueue[:n])
+		s.putQueue = slices.Delete(s.putQueue, 0, n)
+		s.putMu.Unlock()
+		s.putBatch(batch)
+		s.putMu.Lock()
+		for _, b := range batch {
+			b.done = true
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM chunks WHERE document_id = ?", id); err != nil {
-			return fmt.Errorf("replace chunks of %s: %w", id, err)
-		}
-		if len(chunks) > 0 {
-			ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-			if err != nil {
-				return fmt.Errorf("insert chunks of %s: %w", id, err)
-			}
-			defer ins.Close()
-			tierArg := nullable(string(doc.Tier))
-			for _, c := range chunks {
-				hp := "[]"
-				if len(c.HeadingPath) > 0 {
-					b, _ := json.Marshal(c.HeadingPath)
-					hp = string(b)
-				}
-				var emb any
-				if len(c.Embedding) > 0 {
-					emb = encodeVector(c.Embedding)
-				}
-				if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg, c.Locator); err != nil {
-					return conflict(fmt.Sprintf("insert chunk %s of %s", c.ID, id), err)
-				}
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM links WHERE from_id = ?", id); err != nil {
-			return fmt.Errorf("replace links of %s: %w", id, err)
-		}
-		if len(links) > 0 {
-			ins, err := tx.PrepareContext(ctx, "INSERT OR IGNORE INTO links (from_id, to_id, relation) VALUES (?, ?, ?)")
-			if err != nil {
-				return fmt.Errorf("insert links of %s: %w", id, err)
-			}
-			defer ins.Close()
-			for _, l := range links {
-				if _, err := ins.ExecContext(ctx, id, l.To, l.Relation); err != nil {
-					return fmt.Errorf("insert link %s -> %s: %w", id, l.To, err)
-				}
+		s.putMu.Unlock()
+	}
+}
+
+// putBatch writes the documents of batch in one transaction and sets each
+// one's result. Callers hold wmu. The statements run under a context that
+// no caller can cancel (an interrupted statement would roll back the whole
+// transaction); a request whose context ended before its turn is skipped.
+func (s *Store) putBatch(batch []*putReq) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	fail := func(err error) {
+		for _, r := range batch {
+			if r.err == nil {
+				r.err, r.changed = err, false
 			}
 		}
-		return nil
-	})
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		fail(unavailable("begin %s", s.path, err))
+		return
+	}
+	defer tx.Rollback()
+	savepoints := len(batch) > 1
+	exec := func(q string) error {
+		st, err := s.wstmt(ctx, q)
+		if err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, st).ExecContext(ctx)
+		return err
+	}
+	written := 0
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		if !savepoints {
+			r.changed, r.err = s.putTx(ctx, tx, r)
+			if r.err != nil {
+				return
+			}
+			written++
+			continue
+		}
+		if err := exec("SAVEPOINT put"); err != nil {
+			fail(unavailable("savepoint in %s", s.path, err))
+			return
+		}
+		r.changed, r.err = s.putTx(ctx, tx, r)
+		if r.err != nil {
+			r.changed = false
+			if err := exec("ROLLBACK TO put"); err != nil {
+				fail(unavailable("roll back a document in %s", s.path, err))
+				return
+			}
+		} else {
+			written++
+		}
+		if err := exec("RELEASE put"); err != nil {
+			fail(unavailable("release savepoint in %s", s.path, err))
+			return
+		}
+	}
+	if written == 0 {
+		return
+	}
+	s.writes++
+	if s.writes%pruneEvery == 0 {
+		if err := s.pruneChanges(ctx, tx); err != nil {
+			fail(err)
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(unavailable("commit %s", s.path, err))
+	}
+}
+
+// Statements of PutDocument, prepared once on the write connection.
+const (
+	putReadSQL     = "SELECT content_hash, tier, status, source_kind FROM documents WHERE id = ?"
+	putDocumentSQL = `INSERT INTO documents (` + documentColumns + `, deleted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+		ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
+			source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
+			title = excluded.title, author = excluded.author, created_at = excluded.created_at,
+			updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
+			status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
+			ingested_at = excluded.ingested_at, deleted_at = NULL`
+	putDeleteChunksSQL = "DELETE FROM chunks WHERE document_id = ?"
+	putChunkSQL        = `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	putDeleteLinksSQL = "DELETE FROM links WHERE from_id = ?"
+	putLinkSQL        = "INSERT OR IGNORE INTO links (from_id, to_id, relation) VALUES (?, ?, ?)"
+)
+
+// putTx writes one document in tx and reports whether anything changed.
+func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) {
+	doc, id := r.doc, r.id
+	stmt := func(q string) (*sql.Stmt, error) {
+		st, err := s.wstmt(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		return tx.StmtContext(ctx, st), nil
+	}
+	read, err := stmt(putReadSQL)
 	if err != nil {
 		return false, err
 	}
-	return changed, nil
+	var (
+		hash, st, kind string
+		tier           sql.NullString
+	)
+	err = read.QueryRowContext(ctx, id).Scan(&hash, &tier, &st, &kind)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, unavailable("read document %s", id, err)
+	case st != string(ingestd.StatusDeleted) && hash == doc.ContentHash &&
+		ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == r.status && kind == doc.SourceKind:
+		return false, nil
+	}
+	put, err := stmt(putDocumentSQL)
+	if err != nil {
+		return false, err
+	}
+	if _, err := put.ExecContext(ctx, id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
+		ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(r.status),
+		nullable(doc.ParentID), r.meta, ts(r.ingested)); err != nil {
+		return false, conflict(fmt.Sprintf("put document %s", id), err)
+	}
+	del, err := stmt(putDeleteChunksSQL)
+	if err != nil {
+		return false, err
+	}
+	if _, err := del.ExecContext(ctx, id); err != nil {
+		return false, fmt.Errorf("replace chunks of %s: %w", id, err)
+	}
+	if len(r.chunks) > 0 {
+		ins, err := stmt(putChunkSQL)
+		if err != nil {
+			return false, err
+		}
+		tierArg := nullable(string(doc.Tier))
+		for _, c := range r.chunks {
+			hp := "[]"
+			if len(c.HeadingPath) > 0 {
+				b, _ := json.Marshal(c.HeadingPath)
+				hp = string(b)
+			}
+			var emb any
+			if len(c.Embedding) > 0 {
+				emb = encodeVector(c.Embedding)
+			}
+			if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg, c.Locator); err != nil {
+				return false, conflict(fmt.Sprintf("insert chunk %s of %s", c.ID, id), err)
+			}
+		}
+	}
+	dl, err := stmt(putDeleteLinksSQL)
+	if err != nil {
+		return false, err
+	}
+	if _, err := dl.ExecContext(ctx, id); err != nil {
+		return false, fmt.Errorf("replace links of %s: %w", id, err)
+	}
+	if len(r.links) > 0 {
+		ins, err := stmt(putLinkSQL)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range r.links {
+			if _, err := ins.ExecContext(ctx, id, l.To, l.Relation); err != nil {
+				return false, fmt.Errorf("insert link %s -> %s: %w", id, l.To, err)
+			}
+		}
+	}
+	return true, nil
 }
 
 // conflict turns a uniqueness violation into ECONFLICT.

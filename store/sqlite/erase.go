@@ -56,15 +56,31 @@ func (s *Store) FindDocuments(ctx context.Context, q ingestd.DocumentQuery) ([]i
 }
 
 // reload loads the in-memory indexes again when they were loaded: after an
-// erasure, whose mark makes the catch-up a full load from the rows.
+// erasure, whose mark makes the catch-up a full load from the rows. Then
+// it puts a snapshot of the reloaded indexes in place of the one beside
+// the file, or, when this process does not hold the indexes, removes that
+// one: either way no snapshot of the erased rows remains.
 func (v *vectors) reload(ctx context.Context) error {
 	v.syncMu.Lock()
 	loaded := v.loaded
 	v.syncMu.Unlock()
-	if !loaded {
-		return nil
+	if loaded {
+		if err := v.sync(ctx); err != nil {
+			return err
+		}
 	}
-	return v.sync(ctx)
+	// The reload started writing its snapshot, unless one taken before it
+	// was being written (refused or removed by its own check of the
+	// erasure's mark): wait for both, then write the reload's if it is
+	// still pending.
+	v.snapWG.Wait()
+	if loaded {
+		return v.saveSnapshot()
+	}
+	if err := os.Remove(v.s.snapshotPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove index snapshot: %w", err)
+	}
+	return nil
 }
 
 func sortDocuments(ds []ingestd.Document) {
@@ -101,12 +117,11 @@ func checkTombstones(ts []ingestd.Tombstone) error {
 // installations' sync runs, and the cursor edits, and records the
 // tombstones, in one write transaction on the writer connection, which
 // runs with secure_delete on: SQLite overwrites deleted content with
-// zeros, in the pages it frees too. Then it merges the full-text index
-// (FTS4 keeps a deleted row's terms in old segments until a merge drops
-// them), checkpoints the write-ahead log and truncates it to zero bytes
-// (it holds the pages as they were before), and removes the persisted
-// index snapshot beside the file (ingestd.db.index), which may have been
-// written before the erasure.
+// zeros, in the pages it frees too. Then it reloads the in-memory indexes
+// from the rows and rewrites the index snapshot beside the file
+// (ingestd.db.index) from them, or removes it when this process does not
+// hold them; and it checkpoints the write-ahead log and truncates it to
+// zero bytes (it holds the pages as they were before).
 //
 // Every process's in-memory index reloads from the rows at its next
 // catch-up: the erasure marks the changes log as pruned through its own
@@ -209,18 +224,12 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 	return n, s.scrub(ctx)
 }
 
-// scrub removes what the file keeps of deleted rows: the full-text index's
-// old segments (merged away), the write-ahead log (checkpointed, then
-// truncated), the index snapshot; and reloads this Store's index.
+// scrub removes what the files keep of deleted rows: the in-memory indexes
+// and their snapshot (reloaded from the rows, rewritten or removed), the
+// write-ahead log (checkpointed, then truncated).
 func (s *Store) scrub(ctx context.Context) error {
-	if err := s.Optimize(ctx); err != nil {
-		return err
-	}
 	if err := s.vec.reload(ctx); err != nil {
 		return err
-	}
-	if err := os.Remove(s.path + ".index"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove index snapshot: %w", err)
 	}
 	return s.truncateWAL(ctx)
 }

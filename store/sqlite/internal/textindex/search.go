@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// BM25 parameters: the same as store/sqlite's ranker.
+// BM25 parameters.
 const (
 	k1 = 1.2
 	b  = 0.75
@@ -26,7 +26,7 @@ type Result struct {
 
 // stats are the collection statistics of one search.
 type stats struct {
-	avg [NumFields]float64 // per field, rounded as FTS4 does; at least 1
+	avg [NumFields]float64 // per field, rounded to an integer; at least 1
 }
 
 // cursor walks one query term's postings.
@@ -67,8 +67,8 @@ func (c *cursor) seek(d uint32) {
 	c.i = lo + j
 }
 
-// contrib is one field's share of a term's score: the expression of
-// store/sqlite's bm25, term for term, so sums agree bit for bit.
+// contrib is one field's share of a term's score. Every path computes it
+// with this one expression, so that bounds and scores agree bit for bit.
 func contrib(w, idf, tf, l, al float64) float64 {
 	return w * idf * tf * (k1 + 1) / (tf + k1*(1-b+b*l/al))
 }
@@ -98,7 +98,7 @@ func (c *cursor) blockBound(st *stats, bi int) float64 {
 // allowed (allowed[group]; nil allows every group), best first, ties by
 // lower key. Each word is one token as Tokenize splits text (store/sqlite
 // splits queries that way); it is stemmed here. Words no live row holds
-// are ignored; a word given twice counts twice, as two FTS4 phrases do.
+// are ignored; a word given twice counts twice.
 //
 // The score is BM25 summed over the words and fields, times the share of
 // the (held) words the row contains. Returns nil when no word is held.
@@ -120,13 +120,14 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	if p == 0 {
 		return nil
 	}
-	// Score order: rarest first, as store/sqlite orders its FTS phrases.
+	// Score order: rarest first.
 	slices.SortStableFunc(cur, func(a, b cursor) int { return int(a.t.n) - int(b.t.n) })
 
 	n := float64(uint32(x.live))
 	var st stats
 	for f := 0; f < NumFields; f++ {
-		// FTS4's matchinfo 'a': (tokens + rows/2) / rows, in integers.
+		// The average field length as FTS4's matchinfo 'a' gives it:
+		// (tokens + rows/2) / rows, in integers.
 		al := float64(uint32((uint64(uint32(x.total[f])) + uint64(x.live)/2) / uint64(x.live)))
 		if al <= 0 {
 			al = 1
@@ -263,9 +264,8 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 // returns its contribution.
 func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) float64 {
 	s := 0.0
-	for f := 0; f < NumFields; f++ {
-		v := x.tf(c.t, c.id, c.i, f)
-		tf[f] = v
+	*tf = x.tfs(c.t, c.id, c.i)
+	for f, v := range tf {
 		if v != 0 {
 			s += contrib(weights[f], c.idf[f], float64(v), float64(x.lens[int(d)*NumFields+f]), st.avg[f])
 		}
@@ -273,8 +273,8 @@ func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) floa
 	return s
 }
 
-// score is the exact score of row d given each term's tfs there, summed in
-// the order store/sqlite's bm25 sums it.
+// score is the exact score of row d given each term's tfs there, summed
+// by term in query order, then by field.
 func (x *Index) score(cur []cursor, st *stats, d uint32, tfs [][NumFields]uint32) float64 {
 	score, matched := 0.0, 0
 	for i := range cur {

@@ -1,13 +1,13 @@
-// Package textindex is an in-memory inverted index over chunk rows ranked
-// by BM25, the twin of store/sqlite's FTS4 table chunks_fts: the same
-// three fields (text, title, heading) with the same weights, the same
-// tokenizer (SQLite's porter tokenizer, plus lexnorm's number words and
-// synonyms), and the same score as
-// store/sqlite's Go bm25 over matchinfo('pcnalx') — per-field BM25 with
-// k1 1.2, b 0.75, Lucene's idf and per-field document frequencies and
-// average lengths (rounded to integers as FTS4 does), times the share of
-// the query's terms a row holds. Given the same rows, none with a number
-// word or synonym, a search returns the same scores bit for bit.
+// Package textindex is the SQLite store's full-text index: an in-memory
+// inverted index over chunk rows ranked by BM25 over three fields (text,
+// title, heading; weights 1, 0.5, 0.5) — per-field BM25 with k1 1.2, b
+// 0.75, Lucene's idf and per-field document frequencies and average
+// lengths (rounded to integers), times the share of the query's terms a
+// row holds. It began as the twin of an FTS4 table and still scores as
+// FTS4's matchinfo('pcnalx') would, with SQLite's porter tokenizer plus
+// lexnorm's number words and synonyms (given the same rows, none with a
+// number word or synonym, the same scores bit for bit); the store builds
+// it from the chunks' own text and saves it with Write (snapshot.go).
 //
 // Search finds the top k without scoring every posting of common terms:
 // MaxScore over per-term upper bounds, with per-block (64 postings) bounds
@@ -36,7 +36,7 @@ const (
 	NumFields
 )
 
-// weights are the per-field BM25 weights, as store/sqlite's columnWeights.
+// weights are the per-field BM25 weights.
 var weights = [NumFields]float64{1.0, 0.5, 0.5}
 
 // blockSize is how many postings share one block bound.
@@ -56,19 +56,19 @@ type Index struct {
 	dead   []uint64 // tombstones, one bit per row
 	pos    map[int64]uint32
 
-	live  int               // rows not removed
-	nDead int               // tombstoned rows
-	total [NumFields]uint64 // tokens in each field over live rows
-	tfBig map[tfKey]uint32  // term frequencies >= 255
-	raw   map[string]uint32 // words as written -> term id, to skip stemming; at most maxRaw
-	add   addScratch        // reused by Add
+	live  int                         // rows not removed
+	nDead int                         // tombstoned rows
+	total [NumFields]uint64           // tokens in each field over live rows
+	tfBig map[tfKey][NumFields]uint32 // the tfs of postings whose packed byte is tfEscape
+	raw   map[string]uint32           // words as written -> term id, to skip stemming; at most maxRaw
+	add   addScratch                  // reused by Add
 }
 
-// term is one posting list: rows ascending, NumFields tfs per posting
-// (saturating at 255, the rest in Index.tfBig), block bounds, live counts.
+// term is one posting list: rows ascending, one packed byte of tfs per
+// posting (packTF), block bounds, live counts.
 type term struct {
 	rows   []uint32
-	tfs    []uint8
+	tfs    []uint8 // packTF of the posting's tfs
 	blocks []block
 	df     [NumFields]uint32 // live rows with the term in each field
 	n      uint32            // live rows with the term in any field
@@ -86,7 +86,25 @@ type block struct {
 
 type tfKey struct {
 	term, row uint32
-	field     uint8
+}
+
+// A posting's tfs in the text, title and heading fields are packed in one
+// byte: text in the low five bits, title in the next two, heading in the
+// top one. A posting whose tfs do not fit (text over 31, title over 2,
+// heading over 1: rare, since titles and headings are short and chunks a
+// few hundred words) is tfEscape, which no fitting posting packs to (its
+// title bits would be 3), and keeps its tfs in Index.tfBig.
+const tfEscape = 0xff
+
+func packTF(tf [NumFields]uint32) (uint8, bool) {
+	if tf[FieldText] > 31 || tf[FieldTitle] > 2 || tf[FieldHeading] > 1 {
+		return tfEscape, false
+	}
+	return uint8(tf[FieldText] | tf[FieldTitle]<<5 | tf[FieldHeading]<<7), true
+}
+
+func unpackTF(b uint8) [NumFields]uint32 {
+	return [NumFields]uint32{uint32(b & 31), uint32(b >> 5 & 3), uint32(b >> 7)}
 }
 
 // maxRaw bounds the cache of words as written.
@@ -103,11 +121,21 @@ type addScratch struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{dict: map[string]uint32{}, pos: map[int64]uint32{}, fwdOff: []int{0}, tfBig: map[tfKey]uint32{}, raw: map[string]uint32{}}
+	return &Index{dict: map[string]uint32{}, pos: map[int64]uint32{}, fwdOff: []int{0}, tfBig: map[tfKey][NumFields]uint32{}, raw: map[string]uint32{}}
 }
 
 // Len is the number of rows (not removed).
 func (x *Index) Len() int { return x.live }
+
+// Group returns the group of the row with the key, and whether the index
+// holds it.
+func (x *Index) Group(key int64) (int32, bool) {
+	row, ok := x.pos[key]
+	if !ok {
+		return 0, false
+	}
+	return x.groups[row], true
+}
 
 // Terms is the number of distinct terms held (some may have no live row
 // until the next compaction).
@@ -194,13 +222,14 @@ func (t *term) push(x *Index, id, row uint32, tf [NumFields]uint32, lens [NumFie
 	b := &t.blocks[len(t.blocks)-1]
 	b.last = row
 	t.n++
+	packed, ok := packTF(tf)
+	t.tfs = append(t.tfs, packed)
+	if !ok {
+		x.tfBig[tfKey{id, row}] = tf
+	}
 	for f, v := range tf {
-		t.tfs = append(t.tfs, uint8(min(v, 255)))
 		if v == 0 {
 			continue
-		}
-		if v >= 255 {
-			x.tfBig[tfKey{id, row, uint8(f)}] = v
 		}
 		t.df[f]++
 		t.maxTF[f] = max(t.maxTF[f], v)
@@ -210,13 +239,13 @@ func (t *term) push(x *Index, id, row uint32, tf [NumFields]uint32, lens [NumFie
 	}
 }
 
-// tf is the term frequency of posting i of term id in field f.
-func (x *Index) tf(t *term, id uint32, i int, f int) uint32 {
-	v := uint32(t.tfs[NumFields*i+f])
-	if v == 255 {
-		return x.tfBig[tfKey{id, t.rows[i], uint8(f)}]
+// tfs are the term frequencies of posting i of term id in every field.
+func (x *Index) tfs(t *term, id uint32, i int) [NumFields]uint32 {
+	b := t.tfs[i]
+	if b == tfEscape {
+		return x.tfBig[tfKey{id, t.rows[i]}]
 	}
-	return v
+	return unpackTF(b)
 }
 
 func (x *Index) isDead(row uint32) bool { return x.dead[row/64]&(1<<(row%64)) != 0 }
@@ -247,8 +276,8 @@ func (x *Index) Remove(key int64) bool {
 			continue
 		}
 		t.n--
-		for f := 0; f < NumFields; f++ {
-			if t.tfs[NumFields*i+f] != 0 {
+		for f, v := range x.tfs(t, id, i) {
+			if v != 0 {
 				t.df[f]--
 			}
 		}
@@ -304,7 +333,7 @@ func (x *Index) Compact() {
 	for s := range dict {
 		dict[s] = idMap[x.dict[s]] - 1
 	}
-	tfBig := map[tfKey]uint32{}
+	tfBig := map[tfKey][NumFields]uint32{}
 	for id, t := range oldTerms {
 		if idMap[id] == 0 {
 			continue
@@ -312,16 +341,16 @@ func (x *Index) Compact() {
 		nid := idMap[id] - 1
 		nt := terms[nid]
 		nt.rows = make([]uint32, 0, t.n)
-		nt.tfs = make([]uint8, 0, int(t.n)*NumFields)
+		nt.tfs = make([]uint8, 0, t.n)
 		nx := &Index{tfBig: tfBig}
 		for i, r := range t.rows {
 			if remap[r] == 0 {
 				continue
 			}
 			nr := remap[r] - 1
-			var tf, l [NumFields]uint32
+			tf := x.tfs(t, uint32(id), i)
+			var l [NumFields]uint32
 			for f := 0; f < NumFields; f++ {
-				tf[f] = x.tf(t, uint32(id), i, f)
 				l[f] = lens[int(nr)*NumFields+f]
 			}
 			nt.push(nx, nid, nr, tf, l)
@@ -366,12 +395,29 @@ func (x *Index) Compact() {
 	x.raw = map[string]uint32{} // term ids changed
 }
 
+// Trim releases the spare capacity of every growable array, which appends
+// leave at up to a quarter or more of what they hold: call it after a bulk
+// load. Later appends grow the arrays again.
+func (x *Index) Trim() {
+	for _, t := range x.terms {
+		t.rows = slices.Clip(slices.Clone(t.rows))
+		t.tfs = slices.Clip(slices.Clone(t.tfs))
+		t.blocks = slices.Clip(slices.Clone(t.blocks))
+	}
+	x.keys = slices.Clip(slices.Clone(x.keys))
+	x.groups = slices.Clip(slices.Clone(x.groups))
+	x.lens = slices.Clip(slices.Clone(x.lens))
+	x.fwdOff = slices.Clip(slices.Clone(x.fwdOff))
+	x.fwd = slices.Clip(slices.Clone(x.fwd))
+	x.dead = slices.Clip(slices.Clone(x.dead))
+}
+
 // Bytes estimates the memory the index holds, in bytes (slices by
 // capacity, maps by a rough per-entry cost).
 func (x *Index) Bytes() int {
 	b := cap(x.keys)*8 + cap(x.groups)*4 + cap(x.lens)*4 + cap(x.fwdOff)*8 + cap(x.fwd) + cap(x.dead)*8
 	b += len(x.pos) * 24
-	b += len(x.tfBig) * 32
+	b += len(x.tfBig) * 40
 	for w := range x.raw {
 		b += len(w) + 16 + 8
 	}

@@ -355,15 +355,23 @@ func TestBigTermFrequency(t *testing.T) {
 		1: {key: 1, fields: [NumFields]string{strings.Repeat("spam ", 300) + "eggs"}},
 		2: {key: 2, fields: [NumFields]string{strings.Repeat("spam ", 254) + "ham", "spam"}},
 		3: {key: 3, fields: [NumFields]string{"spam eggs ham"}},
+		// Frequencies just over what a posting's packed byte holds, one
+		// field at a time, and just at it.
+		4: {key: 4, fields: [NumFields]string{strings.Repeat("eggs ", 32), "eggs eggs", "eggs"}},
+		5: {key: 5, fields: [NumFields]string{strings.Repeat("eggs ", 31), "eggs eggs eggs", "eggs"}},
+		6: {key: 6, fields: [NumFields]string{"eggs", "eggs", "eggs eggs"}},
+		7: {key: 7, fields: [NumFields]string{strings.Repeat("ham ", 31), "ham ham", "ham"}},
 	}
 	x := MustIndex(t, docs)
-	for _, q := range [][]string{{"spam"}, {"spam", "eggs"}, {"ham"}} {
+	for _, q := range [][]string{{"spam"}, {"spam", "eggs"}, {"ham"}, {"eggs"}, {"eggs", "ham"}} {
 		checkSame(t, fmt.Sprint(q), x.Search(q, nil, 3), reference(docs, q, nil, 3))
 	}
 	x.Remove(3)
 	delete(docs, 3)
 	x.Compact()
-	checkSame(t, "after compaction", x.Search([]string{"spam"}, nil, 3), reference(docs, []string{"spam"}, nil, 3))
+	for _, q := range [][]string{{"spam"}, {"eggs"}, {"ham"}} {
+		checkSame(t, "after compaction", x.Search(q, nil, 7), reference(docs, q, nil, 7))
+	}
 }
 
 func BenchmarkSearch(b *testing.B) {

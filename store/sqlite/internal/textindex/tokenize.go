@@ -3,8 +3,10 @@ package textindex
 import "github.com/ingestd/ingestd/internal/lexnorm"
 
 // The tokenizer splits text as SQLite's FTS3/4 "porter" tokenizer
-// (ext/fts3/fts3_porter.c) does, and each token is normalised by
-// lexnorm.AppendTerm, the function the lexical embedder calls too:
+// (ext/fts3/fts3_porter.c) does, which store/sqlite's test compares it
+// with, and each token is normalised by lexnorm.AppendTerm, the function
+// the lexical embedder calls too; store/sqlite splits queries the same
+// way:
 //
 //   - A token is a run of bytes that are ASCII letters, digits or '_', or
 //     any byte >= 0x80 (so every non-ASCII rune is a word character and
