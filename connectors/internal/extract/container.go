@@ -131,7 +131,7 @@ func (a *archive) xml(part string, r io.Reader) *xmlReader {
 	d.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
 		// OOXML and ODF are UTF-8 or UTF-16; encoding/xml handles UTF-8
 		// and refuses others, which is then a clear error.
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: unsupported XML encoding %q", part, label)
+		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: unsupported XML encoding %.40q", part, label)
 	}
 	return &xmlReader{d: d, a: a, part: part}
 }
@@ -156,7 +156,9 @@ func (x *xmlReader) next() (xml.Token, error) {
 		}
 		var ie *ingestd.Error
 		if errors.As(err, &ie) {
-			return nil, err
+			// Ours (the CharsetReader's), without encoding/xml's wrapping,
+			// which quotes the document's whole encoding label.
+			return nil, ie
 		}
 		line, _ := x.d.InputPos()
 		return nil, &syntaxError{fmt.Sprintf("%s: XML syntax error at line %d: %v", x.part, line, err)}
