@@ -187,7 +187,7 @@ func (p *parser) attachment(h header, ct string, params map[string]string, filen
 	ext := strings.ToLower(path.Ext(filename))
 	rfc822 := ct == "message/rfc822" || ct == "message/global"
 	a.TextLike = rfc822 || strings.HasPrefix(ct, "text/") || ct == "message/delivery-status" || textExts[ext]
-	if !a.TextLike {
+	if !a.TextLike && len(data) > 0 { // an empty part is no document, whatever its name says
 		a.Rich = extract.Detect(filename, ct, data)
 	}
 	switch {
