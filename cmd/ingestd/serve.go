@@ -195,38 +195,38 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	a.log.Info("serve.listening", "addr", ln.Addr().String(), "role", *role, "firewall_mode", a.cfg.Firewall.Mode,
 		"installations", len(a.order), "version", versionString())
 
-	ctx, cancel := context.WithCancel(ctx)
+	runCtx, cancel := context.WithCancel(ctx) // a new variable: goroutines above still read ctx
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		a.optimizeLoop(ctx, &writes, 10*time.Minute)
+		a.optimizeLoop(runCtx, &writes, 10*time.Minute)
 	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		a.followLoop(ctx, 10*time.Second)
+		a.followLoop(runCtx, 10*time.Second)
 	}()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		jq.Schedule(ctx, a.installations(), time.Now)
+		jq.Schedule(runCtx, a.installations(), time.Now)
 	}()
 	if *role != "api" {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := jq.RunWorker(ctx, a.jobHandler(jq.Queue), jobs.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency, Configured: a.configured}); err != nil {
+			if err := jq.RunWorker(runCtx, a.jobHandler(jq.Queue), jobs.WorkerOptions{Concurrency: a.cfg.NATS.Concurrency, Configured: a.configured}); err != nil {
 				a.log.Error("worker.stopped", "error", err.Error())
 				cancel()
 			}
 		}()
-		a.watch(ctx, &wg, jq.Queue)
+		a.watch(runCtx, &wg, jq.Queue)
 	}
 
 	select {
-	case <-ctx.Done():
+	case <-runCtx.Done():
 	case err = <-serveErr:
 	}
 	a.log.Info("serve.stopping")
