@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -23,7 +25,14 @@ import (
 
 // fuzzRoutes are the routes with a JSON body, by the route byte of
 // FuzzRequestBody.
-var fuzzRoutes = []string{"/v1/retrieve", "/ingestd.v1.RetrievalService/Retrieve", "/v1/installations/site/urls"}
+var fuzzRoutes = []string{"/v1/retrieve", "/ingestd.v1.RetrievalService/Retrieve", "/v1/installations/site/urls", "/mcp"}
+
+// mcpCall wraps body as the arguments of a tools/call of retrieve, as an
+// MCP host sends it: the fuzzed bytes reach the SDK's JSON-RPC decoding
+// and, when they are JSON, the tool's own argument decoding.
+func mcpCall(body []byte) []byte {
+	return slices.Concat([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retrieve","arguments":`), body, []byte(`}}`))
+}
 
 // servedChunk is what FuzzRequestBody reads of a served chunk, in REST
 // and Connect JSON alike.
@@ -86,12 +95,21 @@ func FuzzRequestBody(f *testing.F) {
 	}})
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
 		path := fuzzRoutes[int(route)%len(fuzzRoutes)]
-		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, bytes.NewReader(body))
+		sent := body
+		if path == "/mcp" {
+			sent = mcpCall(body)
+		}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, bytes.NewReader(sent))
 		req.Host = "127.0.0.1:7700" // a token-less server answers loopback hosts only
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
 		rec := httptest.NewRecorder()
 		gotURL = ""
 		h.ServeHTTP(rec, req)
+		if path == "/mcp" {
+			checkMCP(t, body, rec)
+			return
+		}
 
 		status, out := rec.Code, rec.Body.Bytes()
 		if status != http.StatusOK && status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
@@ -224,4 +242,71 @@ func checkAnswer(tb testing.TB, r ingestd.RetrieveRequest, a servedAnswer, rest 
 	if rest && r.RequestID != "" && a.RequestID != r.RequestID { // the proto answer has no request_id
 		tb.Fatalf("request_id %q came back as %q", r.RequestID, a.RequestID)
 	}
+}
+
+// checkMCP asserts what /mcp answers a tools/call of retrieve with body as
+// its arguments: JSON, never a server error; a JSON-RPC error or a tool
+// error says what was wrong; an answer keeps to the request as REST's
+// does, with the verdict in structuredContent and _meta alike.
+func checkMCP(t *testing.T, body []byte, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	status, out := rec.Code, rec.Body.Bytes()
+	if status >= 500 {
+		t.Fatalf("MCP %q: status %d: %s", body, status, out)
+	}
+	if status != http.StatusOK {
+		if len(bytes.TrimSpace(out)) == 0 {
+			t.Fatalf("MCP %q: status %d without a word", body, status)
+		}
+		return
+	}
+	if !json.Valid(out) {
+		t.Fatalf("MCP %q: not a JSON answer: %q", body, out)
+	}
+	var rpc struct {
+		Error  *struct{ Message string } `json:"error"`
+		Result *struct {
+			IsError           bool                       `json:"isError"`
+			Content           []struct{ Text string }    `json:"content"`
+			StructuredContent json.RawMessage            `json:"structuredContent"`
+			Meta              map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(out, &rpc); err != nil || (rpc.Error == nil) == (rpc.Result == nil) {
+		t.Fatalf("MCP %q: neither one error nor one result (%v): %s", body, err, out)
+	}
+	switch {
+	case rpc.Error != nil:
+		if rpc.Error.Message == "" {
+			t.Fatalf("MCP %q: a JSON-RPC error without a message: %s", body, out)
+		}
+		return
+	case rpc.Result.IsError:
+		if len(rpc.Result.Content) == 0 || rpc.Result.Content[0].Text == "" {
+			t.Fatalf("MCP %q: a tool error that says nothing: %s", body, out)
+		}
+		if msg := rpc.Result.Content[0].Text; strings.Contains(msg, "ingestd.") || !utf8.ValidString(msg) {
+			t.Fatalf("MCP %q: a tool error that names a Go type or is not UTF-8: %q", body, msg)
+		}
+		return
+	}
+	var r ingestd.RetrieveRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("MCP accepted arguments %q, which do not decode: %v", body, err)
+	}
+	var a servedAnswer
+	if err := json.Unmarshal(rpc.Result.StructuredContent, &a); err != nil {
+		t.Fatalf("structuredContent %s: %v", rpc.Result.StructuredContent, err)
+	}
+	var meta, structured any
+	json.Unmarshal(rpc.Result.Meta["io.ingestd/verdict"], &meta)
+	var sc struct{ Verdict json.RawMessage }
+	json.Unmarshal(rpc.Result.StructuredContent, &sc)
+	json.Unmarshal(sc.Verdict, &structured)
+	if meta == nil || !reflect.DeepEqual(meta, structured) {
+		t.Fatalf("MCP %q: _meta's verdict %v, structuredContent's %v", body, meta, structured)
+	}
+	checkAnswer(t, r, a, false)
 }

@@ -311,6 +311,8 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var typ *json.UnmarshalTypeError
 		switch {
+		case errors.As(err, &typ) && typ.Field == "":
+			return ingestd.Errorf(ingestd.EINVALID, "arguments must be a JSON object, not %s", typ.Value)
 		case errors.As(err, &typ):
 			return ingestd.Errorf(ingestd.EINVALID, "arguments: field %q must be %s", typ.Field, typ.Type)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
