@@ -177,18 +177,11 @@ func (a *app) followLoop(ctx context.Context, period time.Duration) {
 	if a.maint == nil {
 		return
 	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, period, func() {
 		if err := a.maint.Warm(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("store.catch_up_failed", "error", err.Error())
 		}
-	}
+	})
 }
 
 // erasures serves the admin erasure routes from the job queue once serve

@@ -32,13 +32,7 @@ func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error)
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	replays := q.Replays()
-	if replays == nil { // a queue opened without replayAge: not from openQueue
-		var err error
-		if replays, err = q.OpenReplays(ctx, a.replayAge()); err != nil {
-			return nil, err
-		}
-	}
+	replays := q.Replays() // made by openQueue (jobs.Options.ReplayAge = replayAge)
 	spool := filepath.Join(a.cfg.Path(a.cfg.DataDir), "spool")
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return nil, fmt.Errorf("webhook spool: %w", err)

@@ -336,6 +336,22 @@ func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period tim
 	if a.maint == nil {
 		return
 	}
+	every(ctx, period, func() {
+		if writes.Swap(0) == 0 {
+			return
+		}
+		start := time.Now()
+		if err := a.maint.Optimize(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("store.optimize_failed", "error", err.Error())
+			return
+		}
+		a.log.Info("store.optimize", "took", time.Since(start).Round(time.Millisecond).String())
+	})
+}
+
+// every calls fn each period until ctx ends (not at once: the first call
+// is one period in).
+func every(ctx context.Context, period time.Duration, fn func()) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -343,16 +359,8 @@ func (a *app) optimizeLoop(ctx context.Context, writes *atomic.Int64, period tim
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			fn()
 		}
-		if writes.Swap(0) == 0 {
-			continue
-		}
-		start := time.Now()
-		if err := a.maint.Optimize(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("store.optimize_failed", "error", err.Error())
-			continue
-		}
-		a.log.Info("store.optimize", "took", time.Since(start).Round(time.Millisecond).String())
 	}
 }
 
