@@ -194,7 +194,7 @@ func New(o Options) http.Handler {
 		mcpOpts.Documents = access.NewDocuments(o.DocumentReader)
 	}
 	g.mcp = "/mcp"
-	mux.Handle(g.mcp, s.protect(mcpserver.Handler(mcpserver.New(mcpOpts), &mcpserver.HandlerOptions{MaxBodyBytes: MaxBodyBytes, Logger: s.log}), ScopeRetrieve, false))
+	mux.Handle(g.mcp, s.protect(mcpserver.Handler(mcpOpts, &mcpserver.HandlerOptions{MaxBodyBytes: MaxBodyBytes, Logger: s.log}), ScopeRetrieve, false))
 	mux.Handle("POST /v1/retrieve", s.protect(http.HandlerFunc(s.handleRetrieve), ScopeRetrieve, false))
 	mux.Handle("GET /v1/provenance", s.protect(http.HandlerFunc(s.handleProvenance), ScopeRetrieve, false))
 	mux.Handle("POST /v1/documents/{id}/reject", s.protect(http.HandlerFunc(s.handleReject), ScopeAdmin, false))

@@ -1,4 +1,4 @@
-package mcpserver_test
+package mcpserver
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/internal/corpus"
-	"github.com/ingestd/ingestd/retrieval/mcpserver"
 )
 
 // canned answers every call with one answer computed up front, so a
@@ -53,10 +52,11 @@ func BenchmarkServeRetrieveMCPvsREST(b *testing.B) {
 	if len(resp.Primary) == 0 || len(resp.Expanded) == 0 || len(resp.Rejected) == 0 {
 		b.Fatalf("the answer should fill all three blocks: %d, %d, %d", len(resp.Primary), len(resp.Expanded), len(resp.Rejected))
 	}
-	h := mcpserver.Handler(mcpserver.New(mcpserver.Options{Retriever: canned{resp}}), nil)
+	h := handler(Options{Retriever: canned{resp}}, nil, true)
+	sdk := handler(Options{Retriever: canned{resp}}, nil, false)
 	query := `{"query":"database migration plan orders"}`
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"retrieve","arguments":` + query + `}}`
-	var rest, overMCP time.Duration
+	var rest, overMCP, overSDK time.Duration
 	var restBytes, mcpBytes int
 	for b.Loop() {
 		start := time.Now()
@@ -74,22 +74,30 @@ func BenchmarkServeRetrieveMCPvsREST(b *testing.B) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(append(body, '\n'))
 		mid := time.Now()
-		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		m := httptest.NewRecorder()
-		h.ServeHTTP(m, req)
+		m := serveCall(b, h, call)
 		end := time.Now()
-		if m.Code != http.StatusOK || !bytes.Contains(m.Body.Bytes(), []byte(`"structuredContent"`)) {
-			b.Fatalf("MCP: %d %.200s", m.Code, m.Body.Bytes())
-		}
+		serveCall(b, sdk, call)
 		rest += mid.Sub(start)
 		overMCP += end.Sub(mid)
+		overSDK += time.Since(end)
 		restBytes, mcpBytes = w.Body.Len(), m.Body.Len()
 	}
 	b.ReportMetric(float64(rest.Nanoseconds())/float64(b.N)/1e3, "rest-µs/op")
 	b.ReportMetric(float64(overMCP.Nanoseconds())/float64(b.N)/1e3, "mcp-µs/op")
 	b.ReportMetric(float64(overMCP)/float64(rest), "mcp/rest")
+	b.ReportMetric(float64(overSDK)/float64(rest), "sdk/rest")
 	b.ReportMetric(float64(mcpBytes)/float64(restBytes), "bytes-mcp/rest")
+}
+
+func serveCall(b *testing.B, h http.Handler, call string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/mcp", strings.NewReader(call))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	m := httptest.NewRecorder()
+	h.ServeHTTP(m, req)
+	if m.Code != http.StatusOK || !bytes.Contains(m.Body.Bytes(), []byte(`"structuredContent"`)) {
+		b.Fatalf("MCP: %d %.200s", m.Code, m.Body.Bytes())
+	}
+	return m
 }

@@ -12,6 +12,9 @@
 // reading content, and content carries each chunk's stored fenced text
 // verbatim. It never fences or unfences anything, and never checks a
 // scope: what it serves through is wrapped by package access.
+//
+// On Streamable HTTP a plain tools/call of retrieve skips the SDK: fast.go
+// answers it as the SDK would, encoding the result once.
 package mcpserver
 
 import (
@@ -93,6 +96,11 @@ type server struct {
 // New returns the MCP server. It panics without a Retriever: a wiring
 // error.
 func New(o Options) *mcp.Server {
+	srv, _ := newServer(o)
+	return srv
+}
+
+func newServer(o Options) (*mcp.Server, *server) {
 	if o.Retriever == nil {
 		panic("mcpserver: Retriever is required")
 	}
@@ -136,7 +144,7 @@ func New(o Options) *mcp.Server {
 			Description: "Every chunk of one document, in order, one entry each, in its fence. Each entry's _meta says the document's tier in force and whether it is untrusted.",
 		}, s.readDocument)
 	}
-	return srv
+	return srv, s
 }
 
 // HandlerOptions configures Handler.
@@ -146,26 +154,34 @@ type HandlerOptions struct {
 	Logger       *slog.Logger
 }
 
-// Handler serves srv over Streamable HTTP, stateless: every POST carries
-// one complete exchange and is answered with application/json, no
-// session is kept (GET and DELETE answer 405), so each request is
-// authenticated on its own and any API process can answer it. It checks
+// Handler serves a server made with o over Streamable HTTP, stateless:
+// every POST carries one complete exchange and is answered with
+// application/json, no session is kept (GET and DELETE answer 405), so
+// each request is authenticated on its own and any API process can
+// answer it. A tools/call of retrieve takes a fast path that encodes its
+// result once (fast.go); every other request is the SDK's. It checks
 // neither Host nor Origin: mount it behind retrieval/api's guard, which
 // does for every route.
-func Handler(srv *mcp.Server, o *HandlerOptions) http.Handler {
-	if o == nil {
-		o = &HandlerOptions{}
+func Handler(o Options, ho *HandlerOptions) http.Handler {
+	return handler(o, ho, true)
+}
+
+func handler(o Options, ho *HandlerOptions, fast bool) http.Handler {
+	if ho == nil {
+		ho = &HandlerOptions{}
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	srv, s := newServer(o)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       o.Logger,
+		Logger:       ho.Logger,
 		// The guard in front refuses foreign Hosts with the listen_hosts
 		// the operator configured; the SDK's own loopback-only check
 		// would refuse those names.
 		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        o.MaxBodyBytes,
+		MaxRequestBodyBytes:        ho.MaxBodyBytes,
 	})
+	return &fastPath{s: s, sdk: sdk, max: ho.MaxBodyBytes, fast: fast}
 }
 
 func (s *server) retrieve(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -189,6 +205,22 @@ func (s *server) retrieve(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 // fenced text, block by block. A nil verdict is left absent everywhere:
 // a gate reads that as blocked.
 func RetrieveResult(resp *ingestd.RetrieveResponse) *mcp.CallToolResult {
+	out, texts := resultParts(resp)
+	content := make([]mcp.Content, len(texts))
+	for i, t := range texts {
+		content[i] = &mcp.TextContent{Text: t}
+	}
+	res := &mcp.CallToolResult{Content: content, StructuredContent: out}
+	if out.Verdict != nil {
+		res.Meta = mcp.Meta{VerdictMetaKey: out.Verdict}
+	}
+	return res
+}
+
+// resultParts is what a retrieve result is made of, on either path: the
+// answer as structuredContent (its blocks never null) and the texts of
+// content, the verdict line first, then every fenced chunk.
+func resultParts(resp *ingestd.RetrieveResponse) (*ingestd.RetrieveResponse, []string) {
 	out := *resp
 	blocks := []*[]ingestd.ServedChunk{&out.Primary, &out.Expanded, &out.Rejected}
 	if resp.TrustedView != nil {
@@ -201,19 +233,14 @@ func RetrieveResult(resp *ingestd.RetrieveResponse) *mcp.CallToolResult {
 			*b = []ingestd.ServedChunk{}
 		}
 	}
-	n := len(out.Primary) + len(out.Expanded) + len(out.Rejected)
-	content := make([]mcp.Content, 0, n+1)
-	content = append(content, &mcp.TextContent{Text: VerdictLine(&out)})
+	texts := make([]string, 0, 1+len(out.Primary)+len(out.Expanded)+len(out.Rejected))
+	texts = append(texts, VerdictLine(&out))
 	for _, b := range [][]ingestd.ServedChunk{out.Primary, out.Expanded, out.Rejected} {
 		for _, c := range b {
-			content = append(content, &mcp.TextContent{Text: c.Fenced})
+			texts = append(texts, c.Fenced)
 		}
 	}
-	res := &mcp.CallToolResult{Content: content, StructuredContent: &out}
-	if out.Verdict != nil {
-		res.Meta = mcp.Meta{VerdictMetaKey: out.Verdict}
-	}
-	return res
+	return &out, texts
 }
 
 // VerdictLine states the verdict in one line, with the sizes of the
