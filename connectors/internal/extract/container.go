@@ -136,6 +136,46 @@ func (a *archive) xml(part string, r io.Reader) *xmlReader {
 	return &xmlReader{d: d, a: a, part: part}
 }
 
+// errStop ends a walk of eachToken or eachStart early, without error.
+var errStop = errors.New("stop")
+
+// eachToken reads part name under Limits and hands fn each of its tokens
+// with the reader (fn may read on: an element's text, or skip it) until
+// the part ends, fn returns errStop (nil), or an error (returned).
+func (a *archive) eachToken(name string, fn func(x *xmlReader, t xml.Token) error) error {
+	rc, err := a.open(name)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	x := a.xml(name, rc)
+	for {
+		t, err := x.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err == nil {
+			err = fn(x, t)
+		}
+		if err == errStop {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// eachStart is eachToken for the start elements only.
+func (a *archive) eachStart(name string, fn func(x *xmlReader, se xml.StartElement) error) error {
+	return a.eachToken(name, func(x *xmlReader, t xml.Token) error {
+		if se, ok := t.(xml.StartElement); ok {
+			return fn(x, se)
+		}
+		return nil
+	})
+}
+
 // next returns the next token (copied: it stays valid), io.EOF at the end,
 // a *LimitError, ctx's error, or an EINVALID syntax error.
 func (x *xmlReader) next() (xml.Token, error) {

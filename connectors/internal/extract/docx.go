@@ -94,85 +94,40 @@ func errNotDOCX(a *archive) error {
 // relationship in the rels part whose Type ends with typeSuffix. Targets
 // are relative to dir unless they start with "/".
 func (a *archive) relTarget(rels, dir, typeSuffix string) string {
-	if !a.has(rels) {
-		return ""
-	}
-	rc, err := a.open(rels)
-	if err != nil {
-		return ""
-	}
-	defer rc.Close()
-	x := a.xml(rels, rc)
-	for {
-		t, err := x.next()
-		if err != nil {
-			return ""
+	var target string
+	_ = a.eachStart(rels, func(_ *xmlReader, se xml.StartElement) error {
+		if se.Name.Local != "Relationship" || !strings.HasSuffix(attr(se, "Type"), typeSuffix) || attr(se, "TargetMode") == "External" {
+			return nil
 		}
-		se, ok := t.(xml.StartElement)
-		if !ok || se.Name.Local != "Relationship" || !strings.HasSuffix(attr(se, "Type"), typeSuffix) || attr(se, "TargetMode") == "External" {
-			continue
-		}
-		target := attr(se, "Target")
+		target = attr(se, "Target")
 		if strings.HasPrefix(target, "/") {
-			return path.Clean(target[1:])
+			target = path.Clean(target[1:])
+		} else {
+			target = path.Clean(path.Join(dir, target))
 		}
-		return path.Clean(path.Join(dir, target))
-	}
+		return errStop
+	})
+	return target
 }
 
 func (d *docx) readCore(name string) error {
-	rc, err := d.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := d.a.xml(name, rc)
-	for {
-		t, err := x.next()
-		if err == io.EOF {
+	return d.a.eachStart(name, func(x *xmlReader, se xml.StartElement) error {
+		field := map[string]*string{"title": &d.b.d.Title, "creator": &d.b.d.Author}[se.Name.Local]
+		if field == nil {
 			return nil
 		}
-		if err != nil {
-			return err
+		s, err := x.text()
+		if err == nil {
+			*field = s // an element cut short sets nothing
 		}
-		se, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch se.Name.Local {
-		case "title":
-			s, err := x.text()
-			if err != nil {
-				return err
-			}
-			d.b.d.Title = s
-		case "creator":
-			s, err := x.text()
-			if err != nil {
-				return err
-			}
-			d.b.d.Author = s
-		}
-	}
+		return err
+	})
 }
 
 func (d *docx) readStyles(name string) error {
-	rc, err := d.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := d.a.xml(name, rc)
 	var id string
 	var st docxStyle
-	for {
-		t, err := x.next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return d.a.eachToken(name, func(x *xmlReader, t xml.Token) error {
 		switch t := t.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
@@ -191,9 +146,7 @@ func (d *docx) readStyles(name string) error {
 			case "ilvl":
 				st.numLevel, _ = strconv.Atoi(attr(t, "val"))
 			case "rPr", "tblPr", "tcPr", "trPr", "tblStylePr":
-				if err := x.skip(); err != nil {
-					return err
-				}
+				return x.skip()
 			}
 		case xml.EndElement:
 			if t.Name.Local == "style" && id != "" {
@@ -201,32 +154,16 @@ func (d *docx) readStyles(name string) error {
 				id = ""
 			}
 		}
-	}
+		return nil
+	})
 }
 
 func (d *docx) readNumbering(name string) error {
-	rc, err := d.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := d.a.xml(name, rc)
 	abstract := map[string]map[int]string{}
 	numToAbstract := map[string]string{}
 	var absID, numID string
 	level := -1
-	for {
-		t, err := x.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		se, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
+	err := d.a.eachStart(name, func(x *xmlReader, se xml.StartElement) error {
 		switch se.Name.Local {
 		case "abstractNum":
 			absID, numID, level = attr(se, "abstractNumId"), "", -1
@@ -244,10 +181,12 @@ func (d *docx) readNumbering(name string) error {
 				abstract[absID][level] = attr(se, "val")
 			}
 		case "lvlOverride", "rPr", "pPr":
-			if err := x.skip(); err != nil {
-				return err
-			}
+			return x.skip()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for num, abs := range numToAbstract {
 		if f, ok := abstract[abs]; ok {
@@ -258,32 +197,15 @@ func (d *docx) readNumbering(name string) error {
 }
 
 func (d *docx) readNotes(name, elem, prefix string) error {
-	rc, err := d.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := d.a.xml(name, rc)
-	for {
-		t, err := x.next()
-		if err == io.EOF {
+	return d.a.eachStart(name, func(x *xmlReader, se xml.StartElement) error {
+		if se.Name.Local != elem {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		se, ok := t.(xml.StartElement)
-		if !ok || se.Name.Local != elem {
-			continue
-		}
 		if typ := attr(se, "type"); typ != "" && typ != "normal" {
-			if err := x.skip(); err != nil {
-				return err
-			}
-			continue
+			return x.skip()
 		}
 		var texts []string
-		err = d.walk(x, se.Name.Local, func(p docxPara) {
+		err := d.walk(x, se.Name.Local, func(p docxPara) {
 			if s := strings.TrimSpace(p.text); s != "" {
 				texts = append(texts, s)
 			}
@@ -292,7 +214,8 @@ func (d *docx) readNotes(name, elem, prefix string) error {
 			return err
 		}
 		d.notes[prefix+attr(se, "id")] = oneLine(strings.Join(texts, " "))
-	}
+		return nil
+	})
 }
 
 // docxPara is one paragraph as read, before it becomes a block.

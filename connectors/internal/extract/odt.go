@@ -67,41 +67,20 @@ func extractODT(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 }
 
 func (o *odt) readMeta(name string) error {
-	rc, err := o.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := o.a.xml(name, rc)
 	var creator, initial string
-	for {
-		t, err := x.next()
-		if err == io.EOF {
-			break
+	err := o.a.eachStart(name, func(x *xmlReader, se xml.StartElement) error {
+		field := map[string]*string{"title": &o.b.d.Title, "initial-creator": &initial, "creator": &creator}[se.Name.Local]
+		if field == nil {
+			return nil
 		}
-		if err != nil {
-			return err
+		s, err := x.text()
+		if err == nil {
+			*field = s // an element cut short sets nothing
 		}
-		se, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		switch se.Name.Local {
-		case "title":
-			s, err := x.text()
-			if err != nil {
-				return err
-			}
-			o.b.d.Title = s
-		case "initial-creator":
-			if initial, err = x.text(); err != nil {
-				return err
-			}
-		case "creator":
-			if creator, err = x.text(); err != nil {
-				return err
-			}
-		}
+		return err
+	})
+	if err != nil {
+		return err // the author only from a whole part
 	}
 	o.b.d.Author = initial
 	if strings.TrimSpace(initial) == "" {
@@ -113,24 +92,10 @@ func (o *odt) readMeta(name string) error {
 // readListStyles reads the list styles of styles.xml; content.xml's
 // automatic list styles are read as they come, before the body.
 func (o *odt) readListStyles(name string) error {
-	rc, err := o.a.open(name)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	x := o.a.xml(name, rc)
-	for {
-		t, err := x.next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if se, ok := t.(xml.StartElement); ok {
-			o.listStyleElement(se)
-		}
-	}
+	return o.a.eachStart(name, func(_ *xmlReader, se xml.StartElement) error {
+		o.listStyleElement(se)
+		return nil
+	})
 }
 
 // listStyleElement records list-style levels as they are met.
