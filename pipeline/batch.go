@@ -15,17 +15,20 @@ import (
 // in the pass's batch, which the store writes in one call
 // (DocumentStore.PutDocuments: one transaction on SQLite, each document
 // in its own savepoint, so one refused document leaves its neighbours).
-// The batch is written once it holds batchDocs documents or its oldest
-// has waited batchWait, and before anything that must find its documents
-// stored: a cursor the connector sets, a deletion, an item of a waiting
-// document or of its parent, the reconciliation and the end of the pass.
+// A batch is written once it holds batchDocs documents or its oldest has
+// waited batchWait, in the background while the pass prepares the next
+// one (one write at a time, so the store's work and the pass's overlap on
+// two cores), and every document put so far is written before anything
+// that must find it stored: a cursor the connector sets, a deletion, an
+// item of a waiting document or of its parent, the reconciliation and
+// the end of the pass.
 //
 // An item is counted, shown as progress and handed to OnStored only once
 // its batch committed, and a connector's cursor is written only after
 // every document put before it: a pass killed mid-way has reported and
 // passed nothing it had not written, and the next pass redoes the rest.
 const (
-	batchDocs = 128
+	batchDocs = 64
 	batchWait = time.Second
 )
 
@@ -34,13 +37,15 @@ const (
 type batch struct {
 	ps *pass
 
-	mu      sync.Mutex
-	waiting []batched
-	ids     map[string]bool // document ids waiting
-	ctx     context.Context // the last put's, for a flush the timer runs
-	timer   *time.Timer
-	fault   error // a flush by the timer that stopped the pass, returned by the next call
-	closed  bool
+	mu       sync.Mutex
+	waiting  []batched
+	ids      map[string]bool // document ids waiting
+	writing  chan struct{}   // closed when the write in flight ends; nil when none
+	inflight map[string]bool // document ids of the write in flight
+	ctx      context.Context // the last put's, for a write the timer starts
+	timer    *time.Timer
+	fault    error // the first fault of a write, which stops the pass: the next call returns it
+	closed   bool
 }
 
 // batched is one document waiting, with what the erasure gate asks of its
@@ -51,16 +56,16 @@ type batched struct {
 }
 
 func newBatch(ps *pass) *batch {
-	return &batch{ps: ps, ids: map[string]bool{}}
+	return &batch{ps: ps, ids: map[string]bool{}, inflight: map[string]bool{}}
 }
 
-// add queues w, the document of item, and writes the batch when it is
-// full. It returns a fault that stops the pass (see pass.result).
+// add queues w, the document of item, and starts writing the batch when
+// it is full. It returns a fault that stops the pass (see pass.result):
+// then the item is counted failed and not queued.
 func (b *batch) add(ctx context.Context, item ingestd.Item, w *write) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.takeFault(); err != nil {
-		// The pass stops: this item is not written either.
 		b.ps.record(item.ExternalID, Failed, err)
 		return err
 	}
@@ -71,54 +76,47 @@ func (b *batch) add(ctx context.Context, item ingestd.Item, w *write) error {
 	b.ids[w.doc.ID] = true
 	b.ctx = ctx
 	if len(b.waiting) >= batchDocs || b.closed {
-		return b.flushLocked(ctx)
-	}
-	if b.timer == nil {
+		b.startLocked(ctx)
+	} else if b.timer == nil {
 		b.timer = time.AfterFunc(batchWait, b.onTimer)
 	}
 	return nil
 }
 
-// flushFor writes the batch first when any of ids waits in it (with none,
-// it writes it whatever it holds). It returns a fault that stops the
-// pass, also one of a flush the timer ran.
+// flushFor writes every document put so far and waits for the writes
+// when any of ids waits or is being written (with no ids, in any case).
+// It returns a fault that stops the pass.
 func (b *batch) flushFor(ctx context.Context, ids ...string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.takeFault(); err != nil {
-		return err
-	}
 	due := len(ids) == 0
 	for _, id := range ids {
-		due = due || b.ids[id]
+		due = due || b.ids[id] || b.inflight[id]
 	}
-	if !due {
-		return nil
+	if due {
+		b.startLocked(ctx)
+		b.waitLocked()
 	}
-	return b.flushLocked(ctx)
+	return b.takeFault()
 }
 
-// close writes what waits; the batch takes no more time-outs after.
+// close writes what waits and waits for the writes; the batch starts no
+// write on a timer after.
 func (b *batch) close(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	err := b.flushLocked(ctx)
-	if f := b.takeFault(); f != nil {
-		return f
-	}
-	return err
+	b.startLocked(ctx)
+	b.waitLocked()
+	return b.takeFault()
 }
 
 func (b *batch) onTimer() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.timer = nil
-	if b.closed || len(b.waiting) == 0 {
-		return
-	}
-	if err := b.flushLocked(b.ctx); err != nil && b.fault == nil {
-		b.fault = err
+	if !b.closed {
+		b.startLocked(b.ctx)
 	}
 }
 
@@ -128,22 +126,52 @@ func (b *batch) takeFault() error {
 	return err
 }
 
-// flushLocked writes the waiting documents and records each one's
-// outcome. Before the write it asks the erasure gate again about all of
-// them at once: an erasure made while they waited keeps them out, as it
-// would have kept out a document written the moment it was ready. It
-// returns the first fault that stops the pass. The caller holds b.mu.
-func (b *batch) flushLocked(ctx context.Context) error {
+// waitLocked waits until no write is in flight. The caller holds b.mu,
+// which is released while it waits.
+func (b *batch) waitLocked() {
+	for b.writing != nil {
+		done := b.writing
+		b.mu.Unlock()
+		<-done
+		b.mu.Lock()
+	}
+}
+
+// startLocked starts writing the waiting documents, once the write in
+// flight, if any, has ended. The caller holds b.mu.
+func (b *batch) startLocked(ctx context.Context) {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
 	}
+	b.waitLocked()
+	if len(b.waiting) == 0 {
+		return
+	}
 	waiting := b.waiting
 	b.waiting = nil
-	clear(b.ids)
-	if len(waiting) == 0 {
-		return nil
-	}
+	b.ids, b.inflight = b.inflight, b.ids
+	done := make(chan struct{})
+	b.writing = done
+	go func() {
+		err := b.write(ctx, waiting)
+		b.mu.Lock()
+		if err != nil && b.fault == nil {
+			b.fault = err
+		}
+		clear(b.inflight)
+		b.writing = nil
+		close(done)
+		b.mu.Unlock()
+	}()
+}
+
+// write writes the documents and records each one's outcome. Before the
+// write it asks the erasure gate again about all of them at once: an
+// erasure made while they waited keeps them out, as it would have kept
+// out a document written the moment it was ready. It returns the first
+// fault that stops the pass.
+func (b *batch) write(ctx context.Context, waiting []batched) error {
 	ps := b.ps
 	var fault error
 	keep := func(err error) {

@@ -340,6 +340,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		tier           sql.NullString
 	)
 	err = read.QueryRowContext(ctx, id).Scan(&hash, &tier, &st, &kind)
+	stored := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -357,12 +358,16 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		nullable(doc.ParentID), r.meta, ts(r.ingested)); err != nil {
 		return false, conflict(fmt.Sprintf("put document %s", id), err)
 	}
-	del, err := stmt(putDeleteChunksSQL)
-	if err != nil {
-		return false, err
-	}
-	if _, err := del.ExecContext(ctx, id); err != nil {
-		return false, fmt.Errorf("replace chunks of %s: %w", id, err)
+	// A new document has no chunks to replace: a chunk cannot outlive its
+	// document's row (chunks.document_id is a foreign key).
+	if stored {
+		del, err := stmt(putDeleteChunksSQL)
+		if err != nil {
+			return false, err
+		}
+		if _, err := del.ExecContext(ctx, id); err != nil {
+			return false, fmt.Errorf("replace chunks of %s: %w", id, err)
+		}
 	}
 	if len(r.chunks) > 0 {
 		ins, err := stmt(putChunkSQL)
