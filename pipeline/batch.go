@@ -15,8 +15,8 @@ import (
 // in the pass's batch, which the store writes in one call
 // (DocumentStore.PutDocuments: one transaction on SQLite, each document
 // in its own savepoint, so one refused document leaves its neighbours).
-// A batch is written once it holds batchDocs documents or its oldest has
-// waited batchWait, in the background while the pass prepares the next
+// A batch is written once it holds batchDocs documents or batchChunks
+// chunks, or its oldest has waited batchWait, in the background while the pass prepares the next
 // one (one write at a time, so the store's work and the pass's overlap on
 // two cores), and every document put so far is written before anything
 // that must find it stored: a cursor the connector sets, a deletion, an
@@ -27,9 +27,16 @@ import (
 // its batch committed, and a connector's cursor is written only after
 // every document put before it: a pass killed mid-way has reported and
 // passed nothing it had not written, and the next pass redoes the rest.
+//
+// A bigger batch rewrites the pages every transaction touches (the
+// indexes' leaves) fewer times: 256 documents of four chunks wrote 22 %
+// fewer bytes than 64 in `ingestd bench store ingest`. batchChunks keeps
+// a batch of long documents (a PDF of a thousand chunks) from holding
+// hundreds of megabytes of vectors.
 const (
-	batchDocs = 64
-	batchWait = time.Second
+	batchDocs   = 256
+	batchChunks = 2048
+	batchWait   = time.Second
 )
 
 // batch holds a pass's documents waiting to be written. Safe for
@@ -40,6 +47,7 @@ type batch struct {
 	mu       sync.Mutex
 	waiting  []batched
 	ids      map[string]bool // document ids waiting
+	chunks   int             // chunks waiting
 	writing  chan struct{}   // closed when the write in flight ends; nil when none
 	inflight map[string]bool // document ids of the write in flight
 	ctx      context.Context // the last put's, for a write the timer starts
@@ -74,8 +82,9 @@ func (b *batch) add(ctx context.Context, item ingestd.Item, w *write) error {
 		w:    w,
 	})
 	b.ids[w.doc.ID] = true
+	b.chunks += len(w.chunks)
 	b.ctx = ctx
-	if len(b.waiting) >= batchDocs || b.closed {
+	if len(b.waiting) >= batchDocs || b.chunks >= batchChunks || b.closed {
 		b.startLocked(ctx)
 	} else if b.timer == nil {
 		b.timer = time.AfterFunc(batchWait, b.onTimer)
@@ -149,7 +158,7 @@ func (b *batch) startLocked(ctx context.Context) {
 		return
 	}
 	waiting := b.waiting
-	b.waiting = nil
+	b.waiting, b.chunks = nil, 0
 	b.ids, b.inflight = b.inflight, b.ids
 	done := make(chan struct{})
 	b.writing = done
