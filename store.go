@@ -67,6 +67,15 @@ type DocumentStore interface {
 	// changed=false.
 	// A deleted document written again comes back to life.
 	PutDocument(ctx context.Context, doc *Document, chunks []Chunk, links []Link) (changed bool, err error)
+	// PutDocuments writes each of puts as PutDocument would, in as few
+	// transactions as the store can, and returns one result per put, in
+	// order: a sync pass hands its documents over in batches so that one
+	// commit serves many. A put that is refused or fails (EINVALID,
+	// ECONFLICT) leaves the others: only its own result carries the
+	// error. Every put whose result has no error is committed when
+	// PutDocuments returns; a transaction that cannot commit fails every
+	// put it held. PutDocumentsOf is the default, one PutDocument each.
+	PutDocuments(ctx context.Context, puts []DocumentPut) []PutResult
 
 	// DeleteDocument tombstones the document: its status becomes deleted and
 	// its chunks leave every search index. Deleting a tombstone is a no-op.
@@ -83,6 +92,35 @@ type DocumentStore interface {
 	Cursor(ctx context.Context, installation, key string) (string, error)
 	// SetCursor stores a sync cursor.
 	SetCursor(ctx context.Context, installation, key, value string) error
+}
+
+// DocumentPut is one document for DocumentStore.PutDocuments: what
+// PutDocument takes.
+type DocumentPut struct {
+	Doc    *Document
+	Chunks []Chunk
+	Links  []Link
+}
+
+// PutResult is what DocumentStore.PutDocuments did with one put:
+// PutDocument's results.
+type PutResult struct {
+	Changed bool
+	Err     error
+}
+
+// PutDocumentsOf implements DocumentStore.PutDocuments with one
+// PutDocument per put, in order: a store without a way to share a
+// transaction among documents calls it, and store/storetest checks that
+// every store answers as it does.
+func PutDocumentsOf(ctx context.Context, s interface {
+	PutDocument(ctx context.Context, doc *Document, chunks []Chunk, links []Link) (bool, error)
+}, puts []DocumentPut) []PutResult {
+	out := make([]PutResult, len(puts))
+	for i, p := range puts {
+		out[i].Changed, out[i].Err = s.PutDocument(ctx, p.Doc, p.Chunks, p.Links)
+	}
+	return out
 }
 
 // Searcher is what package retrieval reads: ranked candidates, the

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -90,6 +91,10 @@ type Lexical struct {
 	dims    int
 	id      string
 	scratch sync.Pool // *lexScratch
+	// warm is one scratch kept outside the pool, which drops its
+	// contents at every other garbage collection: a lone caller (a sync
+	// pass) keeps its memory of normalised words.
+	warm atomic.Pointer[lexScratch]
 }
 
 // computesLocally marks Lexical as cheaper to run than to cache.
@@ -116,7 +121,10 @@ func (l *Lexical) Dims() int { return l.dims }
 func (l *Lexical) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	backing := make([]float32, len(texts)*l.dims)
-	s, _ := l.scratch.Get().(*lexScratch)
+	s := l.warm.Swap(nil)
+	if s == nil {
+		s, _ = l.scratch.Get().(*lexScratch)
+	}
 	if s == nil {
 		s = new(lexScratch)
 	}
@@ -137,6 +145,9 @@ func (l *Lexical) putScratch(s *lexScratch) {
 	if len(s.feats.slots) > 1<<20 || cap(s.word) > 1<<16 {
 		return
 	}
+	if l.warm.CompareAndSwap(nil, s) {
+		return
+	}
 	l.scratch.Put(s)
 }
 
@@ -144,10 +155,10 @@ func (l *Lexical) putScratch(s *lexScratch) {
 // allocation per word.
 type lexScratch struct {
 	feats   featureCounts
-	word    []rune            // the word being read, lower-cased
-	ascii   []byte            // an ASCII word as bytes, then its normalised form
-	terms   map[string]uint64 // ASCII words -> hash of their normalised form
-	prev    uint64            // hash of the previous word
+	word    []rune               // the word being read, lower-cased
+	ascii   []byte               // an ASCII word as bytes, then its normalised form
+	terms   map[uint64]termEntry // hash of an ASCII word as written -> the word and the hash of its normalised form
+	prev    uint64               // hash of the previous word
 	hasPrev bool
 }
 
@@ -239,7 +250,7 @@ func (s *lexScratch) endWord() {
 	if len(w) <= maxStopwordRunes && stopwords.has(h) {
 		class = classStopword
 	} else if isASCII(w) {
-		h = s.termHash(w)
+		h = s.termHash(w, h)
 	}
 	s.feats.add(featureKey(h, class))
 	if s.hasPrev {
@@ -260,37 +271,57 @@ func (s *lexScratch) endWord() {
 	s.word = w[:0]
 }
 
-// termHash hashes the ASCII word w as the text index holds it
-// (lexnorm.AppendTerm: stemmed, a number word as digits, a synonym as its
-// group's word), so that both rankers see the same words. Its 3-grams stay
-// those of w as written, which keep typos and unknown inflections near.
+// termHash hashes the ASCII word w, whose hash as written is h, as the
+// text index holds it (lexnorm.AppendTerm: stemmed, a number word as
+// digits, a synonym as its group's word), so that both rankers see the
+// same words. Its 3-grams stay those of w as written, which keep typos
+// and unknown inflections near.
 //
-// Words repeat, so each scratch remembers the hashes of up to
-// maxTermCache words it normalised.
-func (s *lexScratch) termHash(w []rune) uint64 {
+// Words repeat, so each scratch remembers the normalised hashes of up to
+// maxTermCache words, by h and checked against the word itself.
+func (s *lexScratch) termHash(w []rune, h uint64) uint64 {
+	if e, ok := s.terms[h]; ok && sameWord(e.word, w) {
+		return e.norm
+	}
 	b := s.ascii[:0]
 	for _, r := range w {
 		b = append(b, byte(r))
 	}
-	if h, ok := s.terms[string(b)]; ok {
-		return h
-	}
 	n := len(b)
 	b = lexnorm.AppendTerm(b, string(b))
-	h := uint64(fnvOffset)
+	norm := uint64(fnvOffset)
 	for _, c := range b[n:] {
-		h = hashRune(h, rune(c))
+		norm = hashRune(norm, rune(c))
 	}
 	if s.terms == nil || len(s.terms) >= maxTermCache {
-		s.terms = make(map[string]uint64, 256)
+		s.terms = make(map[uint64]termEntry, 1024)
 	}
-	s.terms[string(b[:n])] = h
+	s.terms[h] = termEntry{word: string(b[:n]), norm: norm}
 	s.ascii = b
-	return h
+	return norm
+}
+
+// termEntry is a word termHash normalised and its normalised hash.
+type termEntry struct {
+	word string
+	norm uint64
+}
+
+// sameWord reports whether the ASCII word w is s.
+func sameWord(s string, w []rune) bool {
+	if len(s) != len(w) {
+		return false
+	}
+	for i, r := range w {
+		if rune(s[i]) != r {
+			return false
+		}
+	}
+	return true
 }
 
 // maxTermCache bounds a scratch's memory of normalised words.
-const maxTermCache = 4096
+const maxTermCache = 16384
 
 func isASCII(w []rune) bool {
 	for _, r := range w {

@@ -129,14 +129,33 @@ type Gate struct {
 // are the store's (ECONFLICT when its tombstones were made with another
 // key).
 func (g *Gate) Erased(ctx context.Context, installation string, item ingestd.Item) (bool, error) {
-	keys := []string{g.Keys.Document(installation, item.ExternalID)}
+	return g.Store.Erased(ctx, g.Keys.ID(), g.keys(nil, installation, item))
+}
+
+// ErasedAny reports whether any of the items of the installation was
+// erased, with one question to the store whatever their number. Errors
+// as Erased.
+func (g *Gate) ErasedAny(ctx context.Context, installation string, items []ingestd.Item) (bool, error) {
+	var keys []string
+	for _, it := range items {
+		keys = g.keys(keys, installation, it)
+	}
+	if len(keys) == 0 {
+		return false, nil
+	}
+	return g.Store.Erased(ctx, g.Keys.ID(), keys)
+}
+
+// keys appends the tombstone keys that would keep item out.
+func (g *Gate) keys(keys []string, installation string, item ingestd.Item) []string {
+	keys = append(keys, g.Keys.Document(installation, item.ExternalID))
 	if item.ParentExternalID != "" {
 		keys = append(keys, g.Keys.Document(installation, item.ParentExternalID))
 	}
 	for _, a := range AuthorKeys(item.Author) {
 		keys = append(keys, g.Keys.Author(installation, a), g.Keys.Author("", a))
 	}
-	return g.Store.Erased(ctx, g.Keys.ID(), keys)
+	return keys
 }
 
 // ErasedJob reports whether the job carries an erased item: an item job

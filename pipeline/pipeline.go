@@ -53,6 +53,11 @@ type Options struct {
 // erased item back in).
 type Erasures interface {
 	Erased(ctx context.Context, installation string, item ingestd.Item) (bool, error)
+	// ErasedAny reports whether any of the items was erased, in one
+	// question: a sync pass asks it of the documents of a batch, each of
+	// which passed Erased when it was stamped, just before it writes
+	// them, so that an erasure made while they waited keeps them out.
+	ErasedAny(ctx context.Context, installation string, items []ingestd.Item) (bool, error)
 }
 
 // SkipErased is the skip reason of an item that was erased.
@@ -109,22 +114,42 @@ const (
 // written. Returns EINVALID for an item without an external id, and for
 // one with both Text and Sections.
 func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
+	w, o, err := p.prepare(ctx, inst, item)
+	if w == nil {
+		return o, err
+	}
+	changed, err := p.store.PutDocument(ctx, w.doc, w.chunks, w.links)
+	return p.written(ctx, w, changed, err)
+}
+
+// write is a document ready for the store: stamped, chunked, fenced and
+// embedded, with the stored one it replaces (nil if none).
+type write struct {
+	doc, prev *ingestd.Document
+	chunks    []ingestd.Chunk
+	links     []ingestd.Link
+}
+
+// prepare does everything Ingest does before the store writes: it returns
+// the write, or nil with the item's outcome when there is nothing to
+// write (erased, unchanged, failed).
+func (p *Pipeline) prepare(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (*write, Outcome, error) {
 	item = clean(item)
 	doc, prev, err := p.stamp(ctx, inst, item)
 	if errors.Is(err, errErased) {
-		return Skipped, nil
+		return nil, Skipped, nil
 	}
 	if err != nil {
-		return Failed, err
+		return nil, Failed, err
 	}
 	id := doc.ID
 	if unchanged(prev, doc) {
-		return Unchanged, nil
+		return nil, Unchanged, nil
 	}
 
 	chunks, err := p.chunks(ctx, doc, item)
 	if err != nil {
-		return Failed, err
+		return nil, Failed, err
 	}
 	links := make([]ingestd.Link, 0, len(item.Links)+1)
 	if doc.ParentID != "" {
@@ -140,15 +165,20 @@ func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item i
 		}
 		links = append(links, ingestd.Link{From: id, To: ingestd.DocumentID(inst.ID, l.ToExternalID), Relation: rel})
 	}
-	changed, err := p.store.PutDocument(ctx, doc, chunks, links)
+	return &write{doc: doc, prev: prev, chunks: chunks, links: links}, "", nil
+}
+
+// written is the outcome of w once the store wrote it (PutDocument's
+// results), and runs the stored hook for a document that changed.
+func (p *Pipeline) written(ctx context.Context, w *write, changed bool, err error) (Outcome, error) {
 	if err != nil {
-		return Failed, fmt.Errorf("store %s: %w", id, err)
+		return Failed, fmt.Errorf("store %s: %w", w.doc.ID, err)
 	}
 	if !changed {
 		return Unchanged, nil
 	}
-	p.stored(ctx, doc)
-	if prev == nil || prev.Status == ingestd.StatusDeleted {
+	p.stored(ctx, w.doc)
+	if w.prev == nil || w.prev.Status == ingestd.StatusDeleted {
 		return Added, nil
 	}
 	return Changed, nil

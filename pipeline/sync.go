@@ -135,7 +135,11 @@ func (s Summary) String() string {
 func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress) (Summary, error) {
 	start := p.now()
 	ps := newPass(p, inst, prog)
+	ps.batch = newBatch(ps)
 	err := src.Sync(ctx, ps)
+	if ferr := ps.batch.close(ctx); err == nil {
+		err = ferr
+	}
 	if err == nil && ps.complete {
 		err = ps.reconcile(ctx)
 	}
@@ -158,6 +162,10 @@ type pass struct {
 	p    *Pipeline
 	inst ingestd.Installation
 	prog Progress
+
+	// batch holds the documents waiting to be written together (see
+	// batch.go); nil writes each one as it comes (SyncDispatch).
+	batch *batch
 
 	mu       sync.Mutex
 	sum      Summary
@@ -186,33 +194,62 @@ func (ps *pass) Put(ctx context.Context, item ingestd.Item) error {
 	return ps.put(ctx, item)
 }
 
-// put ingests an item already counted as seen.
+// put ingests an item already counted as seen: at once, or into the
+// pass's batch.
 func (ps *pass) put(ctx context.Context, item ingestd.Item) error {
 	if err := ctx.Err(); err != nil {
 		ps.record(item.ExternalID, Failed, err)
 		return err
 	}
-	o, err := ps.p.Ingest(ctx, ps.inst, item)
+	if ps.batch == nil {
+		o, err := ps.p.Ingest(ctx, ps.inst, item)
+		return ps.result(ctx, item.ExternalID, o, err)
+	}
+	// The item is stamped against the store: a document of its own or of
+	// its parent still waiting in the batch is written first.
+	ids := []string{ingestd.DocumentID(ps.inst.ID, item.ExternalID)}
+	if item.ParentExternalID != "" {
+		ids = append(ids, ingestd.DocumentID(ps.inst.ID, item.ParentExternalID))
+	}
+	if err := ps.batch.flushFor(ctx, ids...); err != nil {
+		ps.record(item.ExternalID, Failed, err)
+		return err
+	}
+	w, o, err := ps.p.prepare(ctx, ps.inst, item)
+	if w == nil {
+		return ps.result(ctx, item.ExternalID, o, err)
+	}
+	return ps.batch.add(ctx, item, w)
+}
+
+// result records what ingesting an item did and returns the error that
+// stops the pass: a store or embedder fault, or the end of ctx. An item
+// the pipeline refuses (EINVALID) is counted failed and the pass goes on.
+func (ps *pass) result(ctx context.Context, externalID string, o Outcome, err error) error {
 	if o == Skipped && err == nil {
-		ps.record(item.ExternalID, Skipped, errErased)
+		ps.record(externalID, Skipped, errErased)
 		return nil
 	}
 	if err != nil && ingestd.ErrorCode(err) != ingestd.EINVALID {
 		if ctx.Err() != nil {
-			ps.record(item.ExternalID, Failed, ctx.Err())
+			ps.record(externalID, Failed, ctx.Err())
 			return ctx.Err()
 		}
 		// A store or embedder fault: this item is not lost (the source
 		// still has it and the next pass retries), but the pass stops.
-		ps.record(item.ExternalID, Failed, err)
+		ps.record(externalID, Failed, err)
 		return err
 	}
-	ps.record(item.ExternalID, o, err)
+	ps.record(externalID, o, err)
 	return nil
 }
 
 func (ps *pass) Delete(ctx context.Context, externalID string) error {
 	ps.saw()
+	if err := ps.flush(ctx); err != nil {
+		ps.record(externalID, Failed, err)
+		return err
+	}
 	o, err := ps.p.Delete(ctx, ps.inst, externalID)
 	ps.record(externalID, o, err)
 	return err
@@ -235,7 +272,12 @@ func (ps *pass) Cursor(ctx context.Context, key string) (string, error) {
 	return ps.p.store.Cursor(ctx, ps.inst.ID, key)
 }
 
+// SetCursor writes the documents put before it first: a connector moves
+// its cursor past what is stored, never past what waits.
 func (ps *pass) SetCursor(ctx context.Context, key, value string) error {
+	if err := ps.flush(ctx); err != nil {
+		return err
+	}
 	if err := ps.p.store.SetCursor(ctx, ps.inst.ID, key, value); err != nil {
 		return err
 	}
@@ -258,6 +300,14 @@ func (ps *pass) Complete() {
 	ps.mu.Lock()
 	ps.complete = true
 	ps.mu.Unlock()
+}
+
+// flush writes the documents waiting in the pass's batch.
+func (ps *pass) flush(ctx context.Context) error {
+	if ps.batch == nil {
+		return nil
+	}
+	return ps.batch.flushFor(ctx)
 }
 
 // record counts one outcome. For Failed, err is the reason; for Skipped,

@@ -97,6 +97,14 @@ const putDocumentSQL = `INSERT INTO documents AS d (` + documentColumns + `, del
 var chunkColumns = []string{"id", "document_id", "ordinal", "heading_path", "text", "fenced", "tokens",
 	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title", "locator"}
 
+// PutDocuments writes each put with PutDocument, in order, each in its
+// own transaction: on a server, a commit costs a round trip rather than a
+// rewrite of the pages every transaction touches, and concurrent workers
+// already write side by side.
+func (s *Store) PutDocuments(ctx context.Context, puts []ingestd.DocumentPut) []ingestd.PutResult {
+	return ingestd.PutDocumentsOf(ctx, s, puts)
+}
+
 // PutDocument writes doc, its chunks and its outgoing links in one
 // transaction, retried on serialization failures and deadlocks. An empty
 // doc.ID is filled with ingestd.DocumentID; an empty Status means active;

@@ -96,32 +96,67 @@ func scanDocument(row interface{ Scan(...any) error }) (*ingestd.Document, error
 // once the transaction that holds its document committed, and a call that
 // fails rolls back its own document only.
 func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (bool, error) {
-	id, status, err := ingestd.CheckPut(doc)
+	r, err := s.putRequest(ctx, doc, chunks, links)
 	if err != nil {
 		return false, err
+	}
+	s.commitPuts([]*putReq{r})
+	return r.changed, r.err
+}
+
+// PutDocuments writes the puts as PutDocument would, sharing the
+// transactions of group commit: all of them are queued at once, so they
+// are written together (up to putBatchMax a transaction, each in its own
+// savepoint) with whatever concurrent PutDocument calls are waiting.
+func (s *Store) PutDocuments(ctx context.Context, puts []ingestd.DocumentPut) []ingestd.PutResult {
+	out := make([]ingestd.PutResult, len(puts))
+	reqs := make([]*putReq, 0, len(puts))
+	at := make([]int, 0, len(puts))
+	for i, p := range puts {
+		r, err := s.putRequest(ctx, p.Doc, p.Chunks, p.Links)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		reqs, at = append(reqs, r), append(at, i)
+	}
+	if len(reqs) > 0 {
+		s.commitPuts(reqs)
+	}
+	for j, r := range reqs {
+		out[at[j]] = ingestd.PutResult{Changed: r.changed, Err: r.err}
+	}
+	return out
+}
+
+// putRequest checks a PutDocument's arguments and returns its request.
+func (s *Store) putRequest(ctx context.Context, doc *ingestd.Document, chunks []ingestd.Chunk, links []ingestd.Link) (*putReq, error) {
+	id, status, err := ingestd.CheckPut(doc)
+	if err != nil {
+		return nil, err
 	}
 	for i := range chunks {
 		c := &chunks[i]
 		if c.ID == "" {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %d without an id", id, i)
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %d without an id", id, i)
 		}
 		if c.DocumentID != "" && c.DocumentID != id {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s belongs to %s", id, c.ID, c.DocumentID)
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s belongs to %s", id, c.ID, c.DocumentID)
 		}
 	}
 	for _, l := range links {
 		if l.From != "" && l.From != id {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link from %s", id, l.From)
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: link from %s", id, l.From)
 		}
 		if l.To == "" {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link without a target", id)
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: link without a target", id)
 		}
 	}
 	meta := "{}"
 	if len(doc.Meta) > 0 {
 		b, err := json.Marshal(doc.Meta)
 		if err != nil {
-			return false, fmt.Errorf("document %s meta: %w", id, err)
+			return nil, fmt.Errorf("document %s meta: %w", id, err)
 		}
 		meta = string(b)
 	}
@@ -130,11 +165,9 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 		ingested = s.now()
 	}
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return nil, err
 	}
-	r := &putReq{ctx: ctx, id: id, doc: doc, status: status, meta: meta, ingested: ingested, chunks: chunks, links: links}
-	s.commitPuts(r)
-	return r.changed, r.err
+	return &putReq{ctx: ctx, id: id, doc: doc, status: status, meta: meta, ingested: ingested, chunks: chunks, links: links}, nil
 }
 
 // putReq is one PutDocument call waiting for its transaction.
@@ -158,23 +191,26 @@ type putReq struct {
 // default of Store.putBatchMax).
 const maxPutBatch = 256
 
-// commitPuts is group commit. Every call queues its document; whichever
+// commitPuts is group commit. Every call queues its documents; whichever
 // call then holds the write lock takes everything queued (up to
 // putBatchMax) and writes it in one transaction, each document inside a
 // savepoint so that one refused document leaves the others; the callers it
-// wrote find their result when they get the lock and return. One commit
+// wrote find their results when they get the lock and return. One commit
 // then serves many documents: SQLite's cost per transaction (the commit,
 // the pages every transaction rewrites) is paid once per batch. A lone
-// caller writes its own document at once, as before.
-func (s *Store) commitPuts(r *putReq) {
+// caller writes its own document at once, as before; PutDocuments queues
+// many at once.
+func (s *Store) commitPuts(rs []*putReq) {
 	s.putMu.Lock()
-	s.putQueue = append(s.putQueue, r)
+	s.putQueue = append(s.putQueue, rs...)
 	s.putMu.Unlock()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	for {
 		s.putMu.Lock()
-		if r.done {
+		// The queue is written in order and rs were queued together, so
+		// the last one is done when all are.
+		if rs[len(rs)-1].done {
 			s.putMu.Unlock()
 			return
 		}
@@ -195,22 +231,38 @@ func (s *Store) commitPuts(r *putReq) {
 // one's result. Callers hold wmu. The statements run under a context that
 // no caller can cancel (an interrupted statement would roll back the whole
 // transaction); a request whose context ended before its turn is skipped.
+//
+// A batch is first written plainly. Only when one of its documents fails
+// is that transaction rolled back and the batch written again with each
+// document in a savepoint, so that the refused one leaves the others: a
+// savepoint makes SQLite copy every page its document changes into a
+// statement journal (a temporary file past 64 KiB), which cost a sync of
+// 10,000 files hundreds of thousands of writes when every document had one.
 func (s *Store) putBatch(batch []*putReq) {
+	if len(batch) > 1 && s.putBatchTx(batch, false) {
+		return
+	}
+	s.putBatchTx(batch, len(batch) > 1)
+}
+
+// putBatchTx is one attempt of putBatch. Without savepoints, a batch of
+// more than one document in which one fails is rolled back, its results
+// cleared, and putBatchTx reports false: write it again with them.
+func (s *Store) putBatchTx(batch []*putReq, savepoints bool) (done bool) {
 	ctx := context.WithoutCancel(batch[0].ctx)
-	fail := func(err error) {
+	fail := func(err error) bool {
 		for _, r := range batch {
 			if r.err == nil {
 				r.err, r.changed = err, false
 			}
 		}
+		return true
 	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		fail(unavailable("begin %s", s.path, err))
-		return
+		return fail(unavailable("begin %s", s.path, err))
 	}
 	defer tx.Rollback()
-	savepoints := len(batch) > 1
 	exec := func(q string) error {
 		st, err := s.wstmt(ctx, q)
 		if err != nil {
@@ -228,43 +280,46 @@ func (s *Store) putBatch(batch []*putReq) {
 		if !savepoints {
 			r.changed, r.err = s.putTx(ctx, tx, r)
 			if r.err != nil {
-				return
+				if len(batch) == 1 {
+					return true
+				}
+				for _, r := range batch {
+					r.changed, r.err = false, nil
+				}
+				return false
 			}
 			written++
 			continue
 		}
 		if err := exec("SAVEPOINT put"); err != nil {
-			fail(unavailable("savepoint in %s", s.path, err))
-			return
+			return fail(unavailable("savepoint in %s", s.path, err))
 		}
 		r.changed, r.err = s.putTx(ctx, tx, r)
 		if r.err != nil {
 			r.changed = false
 			if err := exec("ROLLBACK TO put"); err != nil {
-				fail(unavailable("roll back a document in %s", s.path, err))
-				return
+				return fail(unavailable("roll back a document in %s", s.path, err))
 			}
 		} else {
 			written++
 		}
 		if err := exec("RELEASE put"); err != nil {
-			fail(unavailable("release savepoint in %s", s.path, err))
-			return
+			return fail(unavailable("release savepoint in %s", s.path, err))
 		}
 	}
 	if written == 0 {
-		return
+		return true
 	}
 	s.writes++
 	if s.writes%pruneEvery == 0 {
 		if err := s.pruneChanges(ctx, tx); err != nil {
-			fail(err)
-			return
+			return fail(err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		fail(unavailable("commit %s", s.path, err))
+		return fail(unavailable("commit %s", s.path, err))
 	}
+	return true
 }
 
 // Statements of PutDocument, prepared once on the write connection.
@@ -304,6 +359,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		tier           sql.NullString
 	)
 	err = read.QueryRowContext(ctx, id).Scan(&hash, &tier, &st, &kind)
+	stored := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -321,12 +377,16 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		nullable(doc.ParentID), r.meta, ts(r.ingested)); err != nil {
 		return false, conflict(fmt.Sprintf("put document %s", id), err)
 	}
-	del, err := stmt(putDeleteChunksSQL)
-	if err != nil {
-		return false, err
-	}
-	if _, err := del.ExecContext(ctx, id); err != nil {
-		return false, fmt.Errorf("replace chunks of %s: %w", id, err)
+	// A new document has no chunks to replace: a chunk cannot outlive its
+	// document's row (chunks.document_id is a foreign key).
+	if stored {
+		del, err := stmt(putDeleteChunksSQL)
+		if err != nil {
+			return false, err
+		}
+		if _, err := del.ExecContext(ctx, id); err != nil {
+			return false, fmt.Errorf("replace chunks of %s: %w", id, err)
+		}
 	}
 	if len(r.chunks) > 0 {
 		ins, err := stmt(putChunkSQL)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -262,27 +263,30 @@ func (s *Store) truncateWAL(ctx context.Context) error {
 // Erased reports whether any of keys is a tombstone; ECONFLICT when the
 // store holds tombstones of another key id.
 func (s *Store) Erased(ctx context.Context, keyID string, keys []string) (bool, error) {
-	var other int
-	if err := s.read.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM erasures WHERE key_id != ?)", keyID).Scan(&other); err != nil {
+	arg, err := json.Marshal(keys)
+	if err != nil {
+		return false, fmt.Errorf("read tombstones: %w", err)
+	}
+	st, err := s.stmt(ctx, erasedSQL)
+	if err != nil {
+		return false, err
+	}
+	var other, found int
+	if err := st.QueryRowContext(ctx, keyID, string(arg)).Scan(&other, &found); err != nil {
 		return false, unavailable("read tombstones%s", "", err)
 	}
 	if other != 0 {
 		return false, otherKey(keyID)
 	}
-	found := false
-	err := inBatches(keys, func(b []string) error {
-		if found {
-			return nil
-		}
-		var k int
-		if err := s.read.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM erasures WHERE key IN ("+placeholders(len(b))+"))", anys(b)...).Scan(&k); err != nil {
-			return unavailable("read tombstones%s", "", err)
-		}
-		found = k != 0
-		return nil
-	})
-	return found, err
+	return found != 0, nil
 }
+
+// erasedSQL answers Erased in one prepared statement: the pipeline asks
+// it for every item it meets. The keys travel as a JSON array; another key
+// id is looked for as two ranges of erasures_key_id, not a scan of every
+// tombstone.
+const erasedSQL = `SELECT EXISTS (SELECT 1 FROM erasures WHERE key_id < ?1 OR key_id > ?1),
+	EXISTS (SELECT 1 FROM erasures WHERE key IN (SELECT value FROM json_each(?2)))`
 
 // otherKey is the ECONFLICT of a store whose tombstones another key made.
 func otherKey(keyID string) error {

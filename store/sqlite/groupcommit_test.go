@@ -106,3 +106,37 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("the owner's chunks: %v (%v)", got, err)
 	}
 }
+
+// PutDocuments writes its documents in as few transactions as
+// putBatchMax allows, and a refused one among them leaves the others.
+func TestPutDocumentsShareTransactions(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "db"))
+	ctx := context.Background()
+	s.putBatchMax = 16
+	var puts []ingestd.DocumentPut
+	for i := range 40 {
+		d := storetest.Doc("inst", fmt.Sprintf("%d.md", i), "", fmt.Sprint(i))
+		cs := storetest.Chunks(d, i%8, fmt.Sprintf("text %d", i))
+		if i == 20 {
+			cs[0].DocumentID = "another"
+		}
+		puts = append(puts, ingestd.DocumentPut{Doc: d, Chunks: cs})
+	}
+	before := s.writes
+	res := s.PutDocuments(ctx, puts)
+	// 39 documents get through the checks: 16 + 16 + 7.
+	if got, want := s.writes-before, 3; got != want {
+		t.Fatalf("%d transactions for %d documents at %d a transaction, want %d", got, len(puts), s.putBatchMax, want)
+	}
+	for i, r := range res {
+		if i == 20 {
+			if ingestd.ErrorCode(r.Err) != ingestd.EINVALID {
+				t.Errorf("put %d: err %v, want EINVALID", i, r.Err)
+			}
+			continue
+		}
+		if r.Err != nil || !r.Changed {
+			t.Errorf("put %d: changed %v, err %v", i, r.Changed, r.Err)
+		}
+	}
+}

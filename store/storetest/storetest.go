@@ -30,6 +30,8 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"PutDocument/TierOrStatusChange", testPutTierStatus},
 		{"PutDocument/SourceKindChange", testPutSourceKind},
 		{"PutDocument/Invalid", testPutInvalid},
+		{"PutDocuments", testPutDocuments},
+		{"PutDocuments/AsTheDefault", testPutDocumentsAsDefault},
 		{"Document/NotFound", testDocumentNotFound},
 		{"DeleteDocument/Tombstone", testDelete},
 		{"DeleteDocument/Resurrection", testResurrect},
@@ -394,6 +396,134 @@ func testPutInvalid(t *testing.T, s ingestd.Store) {
 	wantCode(t, err, ingestd.EINVALID)
 	if _, err := s.Document(ctx(), bad.ID); ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
 		t.Fatalf("refused put left a document behind: %v", err)
+	}
+}
+
+// putDocumentsCase writes, with put, five documents into s, where
+// "same.md" is already stored as it is: a new one, one refused (a chunk
+// of another document), one whose chunk id another document holds, the
+// unchanged one and another new one. It returns the results and the puts.
+func putDocumentsCase(t *testing.T, s ingestd.Store, put func([]ingestd.DocumentPut) []ingestd.PutResult) ([]ingestd.PutResult, []ingestd.DocumentPut) {
+	t.Helper()
+	same := Doc("inst", "same.md", ingestd.TierTrustedInternal, "same")
+	MustPut(t, s, same, Chunks(same, 0, "the same words"), nil)
+	a := Doc("inst", "a.md", ingestd.TierTrustedInternal, "a")
+	bad := Doc("inst", "bad.md", ingestd.TierTrustedInternal, "bad")
+	taker := Doc("inst", "taker.md", ingestd.TierTrustedInternal, "taker")
+	e := Doc("inst", "e.md", ingestd.TierUntrustedExternal, "e")
+	aChunks := Chunks(a, 1, "alpha words", "alpha more")
+	takerChunks := Chunks(taker, 2, "taker words", "taker more")
+	takerChunks[1].ID = aChunks[0].ID
+	sameAgain := *same
+	puts := []ingestd.DocumentPut{
+		{Doc: a, Chunks: aChunks, Links: []ingestd.Link{{From: a.ID, To: e.ID, Relation: "xref"}}},
+		{Doc: bad, Chunks: Chunks(a, 0, "not its own chunk")},
+		{Doc: taker, Chunks: takerChunks},
+		{Doc: &sameAgain, Chunks: Chunks(same, 0, "the same words")},
+		{Doc: e, Chunks: Chunks(e, 3, "echo words")},
+	}
+	return put(puts), puts
+}
+
+// PutDocuments writes many documents as many PutDocument calls would: one
+// refused or conflicting document leaves its neighbours written whole.
+func testPutDocuments(t *testing.T, s ingestd.Store) {
+	if got := s.PutDocuments(ctx(), nil); len(got) != 0 {
+		t.Fatalf("PutDocuments(nil) = %v, want no results", got)
+	}
+	res, puts := putDocumentsCase(t, s, func(p []ingestd.DocumentPut) []ingestd.PutResult { return s.PutDocuments(ctx(), p) })
+	if got, want := len(res), len(puts); got != want {
+		t.Fatalf("%d results for %d puts", got, want)
+	}
+	wants := []struct {
+		changed bool
+		code    string
+	}{{true, ""}, {false, ingestd.EINVALID}, {false, ingestd.ECONFLICT}, {false, ""}, {true, ""}}
+	for i, w := range wants {
+		id := puts[i].Doc.ID
+		if got := ingestd.ErrorCode(res[i].Err); got != w.code || (w.code == "" && res[i].Err != nil) {
+			t.Errorf("put %d (%s): err %v, want code %q", i, puts[i].Doc.ExternalID, res[i].Err, w.code)
+		}
+		if res[i].Changed != w.changed {
+			t.Errorf("put %d (%s): changed %v, want %v", i, puts[i].Doc.ExternalID, res[i].Changed, w.changed)
+		}
+		_, err := s.Document(ctx(), id)
+		if stored := err == nil; stored != (w.code == "") {
+			t.Errorf("put %d (%s): Document err %v after PutDocuments", i, puts[i].Doc.ExternalID, err)
+		}
+	}
+	views, err := s.DocumentChunks(ctx(), []string{puts[0].Doc.ID, puts[2].Doc.ID, puts[4].Doc.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalStrings(t, "chunks written", viewIDs(views), []string{puts[0].Chunks[0].ID, puts[0].Chunks[1].ID, puts[4].Chunks[0].ID})
+	links, err := s.Links(ctx(), []string{puts[0].Doc.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != 1 || links[0].To != puts[4].Doc.ID {
+		t.Fatalf("links of %s = %v, want the one to %s", puts[0].Doc.ID, links, puts[4].Doc.ID)
+	}
+	hits, err := s.SearchText(ctx(), "taker", ingestd.Filter{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 0 {
+		t.Fatalf("SearchText found the text of a refused put: %v", hits)
+	}
+}
+
+// A store's PutDocuments answers as PutDocumentsOf, one PutDocument a
+// document, does.
+func testPutDocumentsAsDefault(t *testing.T, s ingestd.Store) {
+	res, puts := putDocumentsCase(t, s, func(p []ingestd.DocumentPut) []ingestd.PutResult { return s.PutDocuments(ctx(), p) })
+	describe := func(s ingestd.Store, res []ingestd.PutResult, puts []ingestd.DocumentPut) []string {
+		var out []string
+		for i, r := range res {
+			views, err := s.DocumentChunks(ctx(), []string{puts[i].Doc.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s changed=%v code=%q chunks=%v", puts[i].Doc.ExternalID, r.Changed, ingestd.ErrorCode(r.Err), viewIDs(views)))
+		}
+		return out
+	}
+	got := describe(s, res, puts)
+	// The same puts, one PutDocument each, into documents of another
+	// installation so that both sets live side by side.
+	moved := func(p []ingestd.DocumentPut) []ingestd.DocumentPut {
+		out := make([]ingestd.DocumentPut, len(p))
+		for i, x := range p {
+			d := *x.Doc
+			d.Installation = "other"
+			d.ID = ingestd.DocumentID("other", d.ExternalID)
+			cs := make([]ingestd.Chunk, len(x.Chunks))
+			for j, c := range x.Chunks {
+				if c.DocumentID == x.Doc.ID {
+					c.DocumentID = d.ID
+				}
+				c.ID = "other-" + c.ID
+				cs[j] = c
+			}
+			var ls []ingestd.Link
+			for _, l := range x.Links {
+				ls = append(ls, ingestd.Link{From: d.ID, To: l.To, Relation: l.Relation})
+			}
+			out[i] = ingestd.DocumentPut{Doc: &d, Chunks: cs, Links: ls}
+		}
+		return out
+	}
+	same := moved([]ingestd.DocumentPut{{Doc: puts[3].Doc, Chunks: puts[3].Chunks}})[0]
+	MustPut(t, s, same.Doc, same.Chunks, nil)
+	ps := moved(puts)
+	want := describe(s, ingestd.PutDocumentsOf(ctx(), s, ps), ps)
+	for i := range want {
+		want[i] = strings.ReplaceAll(want[i], "other-", "")
+	}
+	for i := range got {
+		if i < len(want) && got[i] != want[i] {
+			t.Errorf("PutDocuments: %s\nPutDocumentsOf: %s", got[i], want[i])
+		}
 	}
 }
 
