@@ -228,12 +228,24 @@ type vectors struct {
 	text    *textindex.Index // every chunk's text, title and heading path, by seq
 	docsGen int              // bumped when docs change, to drop cached filters
 
-	filterMu    sync.Mutex
-	filterKey   string
-	filterGen   int
-	filterAllow []bool
-	filterAll   bool
+	filterMu sync.Mutex
+	filters  []cachedFilter // most recently used first, at most maxCachedFilters
 }
+
+// cachedFilter is the answer of allowed for one filter while docsGen
+// stays gen.
+type cachedFilter struct {
+	key   string
+	gen   int
+	allow []bool
+	all   bool
+}
+
+// maxCachedFilters is how many filters allowed remembers. One retrieval
+// asks for at least two (the primary blocks' and the rejected block's),
+// more with exclude_untrusted or grounding auto; each costs a byte a
+// document.
+const maxCachedFilters = 8
 
 func newVectors(s *Store, metaKeys []string) *vectors {
 	v := &vectors{s: s, keys: slices.Compact(slices.Sorted(slices.Values(metaKeys)))}
@@ -679,14 +691,19 @@ func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []vecH
 }
 
 // allowed returns which document slots pass f, and whether every slot
-// does. It caches the answer for the last filter until documents change.
-// Callers hold v.mu for reading.
+// does. It caches the answers for the last few filters until documents
+// change. Callers hold v.mu for reading.
 func (v *vectors) allowed(f ingestd.Filter) ([]bool, bool) {
 	key := filterKey(f)
 	v.filterMu.Lock()
 	defer v.filterMu.Unlock()
-	if v.filterAllow != nil && v.filterKey == key && v.filterGen == v.docsGen {
-		return v.filterAllow, v.filterAll
+	v.filters = slices.DeleteFunc(v.filters, func(c cachedFilter) bool { return c.gen != v.docsGen })
+	for i, c := range v.filters {
+		if c.key == key {
+			copy(v.filters[1:i+1], v.filters[:i])
+			v.filters[0] = c
+			return c.allow, c.all
+		}
 	}
 	match := func(set []string) []bool {
 		if len(set) == 0 {
@@ -727,7 +744,10 @@ func (v *vectors) allowed(f ingestd.Filter) ([]bool, bool) {
 		allow[i] = ok
 		all = all && ok
 	}
-	v.filterKey, v.filterGen, v.filterAllow, v.filterAll = key, v.docsGen, allow, all
+	if len(v.filters) == maxCachedFilters {
+		v.filters = v.filters[:maxCachedFilters-1]
+	}
+	v.filters = slices.Insert(v.filters, 0, cachedFilter{key: key, gen: v.docsGen, allow: allow, all: all})
 	return allow, all
 }
 
