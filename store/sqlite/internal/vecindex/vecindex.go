@@ -118,6 +118,52 @@ func (x *Index) Add(key int64, group int32, v []float32) bool {
 		x.Remove(key)
 		return false
 	}
+	i := x.slot(key)
+	x.groups[i] = group
+	// Component j is stored as round(v_j / vmax * 127); the row's cosine
+	// with a unit query u is then scale * sum(int8_j * u_j).
+	x.scales[i] = float32(vmax / 127 / math.Sqrt(norm))
+	blk := x.blocks[int(i)/BlockRows].data
+	off := int(i) % BlockRows
+	for j, f := range v {
+		blk[j*BlockRows+off] = int8(math.Round(float64(f) / vmax * 127))
+	}
+	return true
+}
+
+// KeysOf returns the keys of the rows whose group is marked in groups
+// (groups[group] is true), in row order. It reads every row's group.
+func (x *Index) KeysOf(groups []bool) []int64 {
+	var out []int64
+	for i, g := range x.groups {
+		if g >= 0 && int(g) < len(groups) && groups[g] {
+			out = append(out, x.keys[i])
+		}
+	}
+	return out
+}
+
+// MoveTo moves the row with the key to dst, an index of the same
+// dimension, as this index holds it (its quantised components, scale and
+// group), reporting whether it was here. A row dst holds with the key is
+// replaced.
+func (x *Index) MoveTo(dst *Index, key int64) bool {
+	i, ok := x.pos[key]
+	if !ok || dst.dims != x.dims {
+		return false
+	}
+	j := dst.slot(key)
+	dst.groups[j] = x.groups[i]
+	dst.scales[j] = x.scales[i]
+	for c := 0; c < x.dims; c++ {
+		*dst.component(int(j), c) = *x.component(int(i), c)
+	}
+	x.Remove(key)
+	return true
+}
+
+// slot returns the row of the key, appending an empty row for a new key.
+func (x *Index) slot(key int64) int32 {
 	i, ok := x.pos[key]
 	if !ok {
 		i = int32(len(x.keys))
@@ -129,16 +175,7 @@ func (x *Index) Add(key int64, group int32, v []float32) bool {
 		x.groups = append(x.groups, 0)
 		x.scales = append(x.scales, 0)
 	}
-	x.groups[i] = group
-	// Component j is stored as round(v_j / vmax * 127); the row's cosine
-	// with a unit query u is then scale * sum(int8_j * u_j).
-	x.scales[i] = float32(vmax / 127 / math.Sqrt(norm))
-	blk := x.blocks[int(i)/BlockRows].data
-	off := int(i) % BlockRows
-	for j, f := range v {
-		blk[j*BlockRows+off] = int8(math.Round(float64(f) / vmax * 127))
-	}
-	return true
+	return i
 }
 
 // SetGroup moves the row with the key to another group; unknown keys are
