@@ -40,7 +40,8 @@ const (
 	// terms: a change to the tokenizer or to internal/lexnorm's tables
 	// must bump it, or a snapshot would hold terms a query no longer
 	// produces. 2: terms normalised by lexnorm. 3: each embedder's
-	// vectors in two parts (rejected documents apart).
+	// vectors in two parts (rejected documents apart), postings carry
+	// their row's text length.
 	snapshotVersion = 3
 	// snapshotEvery is the least time between two snapshots written
 	// because the indexes changed.

@@ -166,6 +166,7 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	fp := float64(p)
 	h := topHeap{k: k}
 	tfs := make([][NumFields]uint32, p)
+	at := make([]int, p) // per term, its posting at the row under test + 1; 0 when absent
 	nonEss := 0
 	for {
 		full := len(h.items) == k
@@ -209,19 +210,42 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 				continue
 			}
 		}
-		// Essential terms at d.
-		clear(tfs)
-		m, partial := 0, 0.0
+		// The row is bounded before it is scored: each term it holds
+		// counts its posting's bound (postingBound), which reads nothing
+		// of the row itself, and only a row whose bounds can beat the
+		// threshold reads its lengths to be scored exactly. Essential
+		// terms at d: note their postings and move past d.
+		clear(at)
+		m, bnd := 0, 0.0
 		for _, i := range ord[nonEss:] {
 			c := &cur[i]
 			if c.row() != d {
 				continue
 			}
-			partial += x.take(c, &st, d, &tfs[i])
+			bnd += x.postingBound(c, &st, c.i)
+			at[i] = c.i + 1
 			m++
 			c.i++
 		}
-		if x.isDead(d) {
+		// Non-essential terms, the most promising first, while the row
+		// can still beat the threshold.
+		rest, restN, pruned := prefix[nonEss], nonEss, false
+		for j := nonEss - 1; j >= 0; j-- {
+			if full && (bnd+rest)*float64(m+restN)/fp < theta {
+				pruned = true
+				break
+			}
+			c := &cur[ord[j]]
+			c.seek(d)
+			if c.row() == d {
+				bnd += x.postingBound(c, &st, c.i)
+				at[ord[j]] = c.i + 1
+				m++
+			}
+			rest -= c.ub
+			restN--
+		}
+		if pruned || full && bnd*float64(m)/fp < theta || x.isDead(d) {
 			continue
 		}
 		if allowed != nil {
@@ -230,25 +254,11 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 				continue
 			}
 		}
-		// Non-essential terms, the most promising first, while the row
-		// can still beat the threshold.
-		rest, restN, pruned := prefix[nonEss], nonEss, false
-		for j := nonEss - 1; j >= 0; j-- {
-			if full && (partial+rest)*slack*float64(m+restN)/fp < theta {
-				pruned = true
-				break
+		for i := range cur {
+			tfs[i] = [NumFields]uint32{}
+			if at[i] != 0 {
+				tfs[i] = x.tfs(cur[i].t, cur[i].id, at[i]-1)
 			}
-			c := &cur[ord[j]]
-			c.seek(d)
-			if c.row() == d {
-				partial += x.take(c, &st, d, &tfs[ord[j]])
-				m++
-			}
-			rest -= c.ub
-			restN--
-		}
-		if pruned {
-			continue
 		}
 		h.push(scoredRow{score: x.score(cur, &st, d, tfs), key: x.keys[d], row: d})
 	}
@@ -260,17 +270,24 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	return res
 }
 
-// take records the tfs of the cursor's current posting (at row d) and
-// returns its contribution.
-func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) float64 {
+// postingBound bounds the contribution of posting i of the cursor's term
+// without reading its row: the text field's from the length the posting
+// carries (a lower bound of it), the title's and heading's from the
+// shortest of the posting's block. It is never below the contribution
+// score computes.
+func (x *Index) postingBound(c *cursor, st *stats, i int) float64 {
+	tf := x.tfs(c.t, c.id, i)
 	s := 0.0
-	*tf = x.tfs(c.t, c.id, c.i)
-	for f, v := range tf {
-		if v != 0 {
-			s += contrib(weights[f], c.idf[f], float64(v), float64(x.lens[int(d)*NumFields+f]), st.avg[f])
+	if tf[FieldText] != 0 {
+		s += contrib(weights[FieldText], c.idf[FieldText], float64(tf[FieldText]), float64(unpackLen(c.t.lens[i])), st.avg[FieldText])
+	}
+	bl := &c.t.blocks[i/blockSize]
+	for f := FieldText + 1; f < NumFields; f++ {
+		if tf[f] != 0 {
+			s += contrib(weights[f], c.idf[f], float64(tf[f]), float64(bl.minLen[f]), st.avg[f])
 		}
 	}
-	return s
+	return s * slack
 }
 
 // score is the exact score of row d given each term's tfs there, summed
