@@ -96,10 +96,61 @@ const vectorsSQL = `SELECT seq, id, embedding FROM chunks WHERE seq IN (SELECT v
 // rescore replaces the index's estimates with the exact cosine of q and
 // each candidate's stored vector and returns the best limit, ties by lower
 // seq. A candidate deleted meanwhile, or whose vector is gone, is dropped.
+//
+// It reads only the candidates that can be among the best limit: one
+// whose estimate plus its error bound is below the limit-th best estimate
+// less its bound is beaten by at least limit others whatever their exact
+// scores, so the answer is the one rescoring every candidate gives. When a
+// candidate it read is gone, it reads the others too.
 func (s *Store) rescore(ctx context.Context, q []float32, cands []vecHit, limit int) ([]ingestd.Hit, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
+	read, rest := rescoreSplit(cands, limit)
+	hits, err := s.rescoreRows(ctx, q, read)
+	if err == nil && len(hits) < len(read) && len(rest) > 0 {
+		var more []vecHit
+		more, err = s.rescoreRows(ctx, q, rest)
+		hits = append(hits, more...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hits, func(a, b vecHit) int {
+		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]ingestd.Hit, 0, min(limit, len(hits)))
+	for _, h := range hits[:min(limit, len(hits))] {
+		out = append(out, h.hit)
+	}
+	return out, nil
+}
+
+// rescoreSplit splits the candidates into those that may be among the
+// best limit by exact score and those that cannot (see rescore).
+func rescoreSplit(cands []vecHit, limit int) (read, rest []vecHit) {
+	if len(cands) <= limit {
+		return cands, nil
+	}
+	lows := make([]float64, len(cands))
+	for i, c := range cands {
+		lows[i] = c.hit.Score - c.err
+	}
+	slices.SortFunc(lows, func(a, b float64) int { return cmp.Compare(b, a) })
+	floor := lows[limit-1] // limit candidates score at least this
+	for _, c := range cands {
+		if c.hit.Score+c.err < floor {
+			rest = append(rest, c)
+		} else {
+			read = append(read, c)
+		}
+	}
+	return read, rest
+}
+
+// rescoreRows reads the candidates' stored vectors and returns them with
+// their exact cosine to q, in no order; those gone are left out.
+func (s *Store) rescoreRows(ctx context.Context, q []float32, cands []vecHit) ([]vecHit, error) {
 	rows := make([]scoredRow, len(cands))
 	for i, c := range cands {
 		rows[i].seq = c.seq
@@ -153,14 +204,7 @@ func (s *Store) rescore(ctx context.Context, q []float32, cands []vecHit, limit 
 			hits = append(hits, c)
 		}
 	}
-	slices.SortFunc(hits, func(a, b vecHit) int {
-		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
-	})
-	out := make([]ingestd.Hit, 0, min(limit, len(hits)))
-	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, h.hit)
-	}
-	return out, nil
+	return hits, nil
 }
 
 // docMeta is what a filter looks at, as small ints, and the rest of the
@@ -781,10 +825,12 @@ func decodeInto(dst []float32, b []byte) []float32 {
 	return dst
 }
 
-// vecHit is a hit of the vector index with its chunk's seq.
+// vecHit is a hit of the vector index with its chunk's seq and, for an
+// estimate of the vector index, the bound of the estimate's error.
 type vecHit struct {
 	seq int64
 	hit ingestd.Hit
+	err float64
 }
 
 // search runs one query against the index of the chosen embedder and
@@ -813,7 +859,7 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 	res := e.search(q, allowed, rows.parts, limit)
 	hits := make([]vecHit, 0, len(res))
 	for _, r := range res {
-		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: float64(r.Score)}})
+		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: float64(r.Score)}, err: float64(r.Err)})
 	}
 	return hits
 }

@@ -41,6 +41,11 @@ type Result struct {
 	Key   int64
 	Group int32
 	Score float32 // estimated cosine similarity, higher is better
+	// Err bounds the estimate's error: the exact cosine of the vector the
+	// row was added with and the query is within Score ± Err. It is a
+	// worst case (every rounding of the row's and the query's components
+	// in the same direction), several times the typical error.
+	Err float32
 }
 
 // Index holds rows of one dimension. The zero value is not usable: call New.
@@ -305,7 +310,7 @@ func (x *Index) Search(q []float32, allowed []bool, k int, o *Options) []Result 
 	res := make([]Result, 0, k*p)
 	for _, h := range heaps {
 		for _, e := range h.items {
-			res = append(res, Result{Key: x.keys[e.row], Group: x.groups[e.row], Score: e.score})
+			res = append(res, Result{Key: x.keys[e.row], Group: x.groups[e.row], Score: e.score, Err: qq.errPerScale*x.scales[e.row] + 1e-6})
 		}
 	}
 	return topK(res, k)
@@ -318,6 +323,9 @@ type query struct {
 	cols []int32
 	q    []int16
 	mul  float32
+	// errPerScale times a row's scale bounds the error of the row's
+	// estimate (Result.Err).
+	errPerScale float32
 }
 
 // quantise normalises q and scales it to int16 (the largest component to
@@ -342,7 +350,27 @@ func quantise(q []float32) (query, bool) {
 	}
 	// cos = sum(int8 * v/vmax*127 ...) handled by the row scale; the
 	// query's own factor undoes its scaling and normalises it.
-	out.mul = float32(qmax / 32767 / math.Sqrt(norm))
+	mul := qmax / 32767 / math.Sqrt(norm)
+	out.mul = float32(mul)
+	// The row's normalised component j is a_j*scale + e_j and the unit
+	// query's b_j*mul + f_j, with |e_j| <= scale/2 (a_j is rounded, at
+	// most 127 in magnitude) and |f_j| <= mul/2 (b_j rounded; a dropped
+	// component is a b_j of 0; f_j is 0 where q_j is). The exact cosine
+	// less the estimate is sum_j a_j*scale*f_j + e_j*b_j*mul + e_j*f_j,
+	// so within scale*mul*(127*nz/2 + sum|b_j|/2 + nz/4) for the nz
+	// non-zero components of q; the estimate's own float32 arithmetic
+	// adds a few 1e-7, covered by a margin of 1e-5 of the whole and
+	// Search's 1e-6.
+	sumB, nz := 0.0, 0.0
+	for _, b := range out.q {
+		sumB += math.Abs(float64(b))
+	}
+	for _, f := range q {
+		if f != 0 {
+			nz++
+		}
+	}
+	out.errPerScale = float32(mul * (127*nz/2 + sumB/2 + nz/4) * (1 + 1e-5))
 	return out, true
 }
 

@@ -269,6 +269,29 @@ func datasets(n, dims, nq int) []dataset {
 	}
 }
 
+// Every estimate is within its Err of the exact cosine: the store prunes
+// its rescoring by these bounds.
+func TestErrBound(t *testing.T) {
+	sets := datasets(3000, 384, 40)
+	defer sets[0].x.Free()
+	defer sets[2].x.Free()
+	for _, ds := range sets {
+		worst, mean, n := 0.0, 0.0, 0
+		for _, q := range ds.queries {
+			for _, r := range ds.x.Search(q, nil, 300, nil) {
+				off := math.Abs(cosine(q, ds.vecs[r.Key]) - float64(r.Score))
+				if off > float64(r.Err) {
+					t.Fatalf("%s: key %d estimated %.6f, cosine %.6f: off by %.2g, Err %.2g", ds.name, r.Key, r.Score, cosine(q, ds.vecs[r.Key]), off, r.Err)
+				}
+				worst = max(worst, off/float64(r.Err))
+				mean += float64(r.Err)
+				n++
+			}
+		}
+		t.Logf("%s: the largest error was %.2f of its bound; mean bound %.4f", ds.name, worst, mean/float64(n))
+	}
+}
+
 // TestRecall measures recall@10 against exact cosine: of the estimates
 // alone, and of the top 20 estimates rescored exactly (what the store
 // serves).
