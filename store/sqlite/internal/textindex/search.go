@@ -38,6 +38,10 @@ type cursor struct {
 	i    int     // current posting
 	bIdx int     // block whose bound is cached in bUB, -1 for none
 	bUB  float64
+	// textOnly[tf][lb] is postingBound of a posting with the term tf
+	// times (1 to textOnlyTF) in the text and not in the title or heading
+	// (most postings), lb its packed text length.
+	textOnly *[textOnlyTF + 1][256]float64
 }
 
 func (c *cursor) row() uint32 {
@@ -63,6 +67,13 @@ func (c *cursor) seek(d uint32) {
 	}
 	lo := max(c.i, bi*blockSize)
 	hi := min((bi+1)*blockSize, len(rows))
+	// The row sought is most often a few postings on: look there first.
+	for end := min(lo+4, hi); lo < end; lo++ {
+		if rows[lo] >= d {
+			c.i = lo
+			return
+		}
+	}
 	j, _ := slices.BinarySearch(rows[lo:hi], d)
 	c.i = lo + j
 }
@@ -141,6 +152,12 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 			c.idf[f] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 		c.ub = c.bound(&st, c.t.maxTF, c.t.minLen)
+		c.textOnly = new([textOnlyTF + 1][256]float64)
+		for tf := 1; tf <= textOnlyTF; tf++ {
+			for lb := range c.textOnly[tf] {
+				c.textOnly[tf][lb] = contrib(weights[FieldText], c.idf[FieldText], float64(tf), float64(unpackLen(uint8(lb))), st.avg[FieldText]) * slack
+			}
+		}
 	}
 
 	// MaxScore: ord lists the terms by bound, ascending; the first nonEss
@@ -168,14 +185,18 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	tfs := make([][NumFields]uint32, p)
 	at := make([]int, p) // per term, its posting at the row under test + 1; 0 when absent
 	nonEss := 0
+	// The last block check that passed: for these essential terms and
+	// threshold, every row up to passedEnd may beat the threshold.
+	passedEss, passedTheta, passedEnd := -1, 0.0, uint32(0)
 	for {
 		full := len(h.items) == k
-		theta := 0.0
+		theta, thetaP := 0.0, 0.0 // thetaP is theta*p: bounds times m are compared with it
 		if full {
 			theta = h.items[0].score
+			thetaP = theta * fp
 			// A row holding only the first m terms scores at most
 			// prefix[m] * m/p.
-			for nonEss < p && prefix[nonEss+1]*float64(nonEss+1)/fp < theta {
+			for nonEss < p && prefix[nonEss+1]*float64(nonEss+1) < thetaP {
 				nonEss++
 			}
 		}
@@ -189,7 +210,7 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 		if d == noRow {
 			break
 		}
-		if full {
+		if full && (nonEss != passedEss || theta != passedTheta || d > passedEnd) {
 			// Every row up to end holds essential terms only from their
 			// cursors' current blocks: skip them all when those blocks
 			// cannot beat the threshold.
@@ -209,16 +230,18 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 				}
 				continue
 			}
+			passedEss, passedTheta, passedEnd = nonEss, theta, end
 		}
 		// The row is bounded before it is scored: each term it holds
 		// counts its posting's bound (postingBound), which reads nothing
 		// of the row itself, and only a row whose bounds can beat the
 		// threshold reads its lengths to be scored exactly. Essential
-		// terms at d: note their postings and move past d.
-		clear(at)
+		// terms at d: note their postings and move past d. (A term's
+		// entry in at is set before it is read; a pruned row reads none.)
 		m, bnd := 0, 0.0
 		for _, i := range ord[nonEss:] {
 			c := &cur[i]
+			at[i] = 0
 			if c.row() != d {
 				continue
 			}
@@ -231,11 +254,12 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 		// can still beat the threshold.
 		rest, restN, pruned := prefix[nonEss], nonEss, false
 		for j := nonEss - 1; j >= 0; j-- {
-			if full && (bnd+rest)*float64(m+restN)/fp < theta {
+			if full && (bnd+rest)*float64(m+restN) < thetaP {
 				pruned = true
 				break
 			}
 			c := &cur[ord[j]]
+			at[ord[j]] = 0
 			c.seek(d)
 			if c.row() == d {
 				bnd += x.postingBound(c, &st, c.i)
@@ -245,7 +269,7 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 			rest -= c.ub
 			restN--
 		}
-		if pruned || full && bnd*float64(m)/fp < theta || x.isDead(d) {
+		if pruned || full && bnd*float64(m) < thetaP || x.isDead(d) {
 			continue
 		}
 		if allowed != nil {
@@ -270,12 +294,19 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	return res
 }
 
+// textOnlyTF is the highest text tf of the postings whose bounds a
+// search tabulates.
+const textOnlyTF = 3
+
 // postingBound bounds the contribution of posting i of the cursor's term
 // without reading its row: the text field's from the length the posting
 // carries (a lower bound of it), the title's and heading's from the
 // shortest of the posting's block. It is never below the contribution
 // score computes.
 func (x *Index) postingBound(c *cursor, st *stats, i int) float64 {
+	if b := c.t.tfs[i]; b <= textOnlyTF { // packTF of a text-only posting is its tf
+		return c.textOnly[b][c.t.lens[i]]
+	}
 	tf := x.tfs(c.t, c.id, i)
 	s := 0.0
 	if tf[FieldText] != 0 {
