@@ -395,7 +395,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 	serveBin := fs.String("serve-bin", "", "the ingestd binary to serve HTTP (default: this one)")
 	asJSON := fs.Bool("json", false, "print every round as JSON")
 	withHTTP := fs.Bool("http", true, "also run the HTTP clients against ingestd serve (--http=false: in process only)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the one caller's calls (every round) to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round's one-caller calls to this file")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
