@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -374,6 +375,7 @@ type retrieveRound struct {
 	Calls        int           `json:"calls"`
 	P50          time.Duration `json:"p50_ns"` // one caller, in process
 	P99          time.Duration `json:"p99_ns"`
+	CPUPerCall   time.Duration `json:"cpu_per_call_ns"`  // the process's CPU time over the one caller's calls, per call
 	InProcRate   float64       `json:"in_process_per_s"` // --concurrency callers, in process
 	HTTP         benchResult   `json:"http"`             // --concurrency clients over HTTP
 	RateOverHTTP float64       `json:"in_process_over_http"`
@@ -392,11 +394,22 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 	conc := fs.Int("concurrency", 16, "concurrent callers")
 	serveBin := fs.String("serve-bin", "", "the ingestd binary to serve HTTP (default: this one)")
 	asJSON := fs.Bool("json", false, "print every round as JSON")
+	withHTTP := fs.Bool("http", true, "also run the HTTP clients against ingestd serve (--http=false: in process only)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round's one-caller calls to this file")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || *rounds < 1 || *calls < 1 || *conc < 1 || *dur <= 0 {
 		return &usageError{cmd: "bench store retrieve", msg: "--dir is required; --rounds, --calls, --concurrency and --duration must be positive"}
+	}
+	var prof *os.File
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		prof = f
 	}
 	c := storebench.CorpusAt(*dir)
 	queries, err := readQueries(c.Queries)
@@ -428,12 +441,23 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 				}
 			}
 			lat := make([]time.Duration, 0, *calls)
+			if prof != nil {
+				if err := pprof.StartCPUProfile(prof); err != nil {
+					return err
+				}
+			}
+			cpu0 := storebench.ProcessCPU()
 			for i := range *calls {
 				start := time.Now()
 				if _, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: queries[i%len(queries)]}); err != nil {
 					return err
 				}
 				lat = append(lat, time.Since(start))
+			}
+			rr.CPUPerCall = (storebench.ProcessCPU() - cpu0) / time.Duration(*calls)
+			if prof != nil {
+				pprof.StopCPUProfile()
+				prof = nil // the first round's calls: a profile file holds one
 			}
 			slices.Sort(lat)
 			rr.Calls, rr.P50, rr.P99 = len(lat), percentile(lat, 0.50), percentile(lat, 0.99)
@@ -457,25 +481,32 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		}(); err != nil {
 			return err
 		}
-		srv, err := storebench.StartServe(exe, c)
-		if err != nil {
-			return err
+		if *withHTTP {
+			srv, err := storebench.StartServe(exe, c)
+			if err != nil {
+				return err
+			}
+			_, err = srv.WaitFor(ctx, "/readyz", 10*time.Minute)
+			if err == nil {
+				rr.HTTP, err = benchRetrieve(ctx, benchOptions{Base: srv.Base, Concurrency: *conc, Duration: *dur, Queries: queries})
+			}
+			if serr := srv.Stop(); err == nil && serr != nil {
+				err = fmt.Errorf("serve exited: %w", serr)
+			}
+			if err != nil {
+				return err
+			}
+			rr.RateOverHTTP = rr.InProcRate / rr.HTTP.Throughput
 		}
-		_, err = srv.WaitFor(ctx, "/readyz", 10*time.Minute)
-		if err == nil {
-			rr.HTTP, err = benchRetrieve(ctx, benchOptions{Base: srv.Base, Concurrency: *conc, Duration: *dur, Queries: queries})
-		}
-		if serr := srv.Stop(); err == nil && serr != nil {
-			err = fmt.Errorf("serve exited: %w", serr)
-		}
-		if err != nil {
-			return err
-		}
-		rr.RateOverHTTP = rr.InProcRate / rr.HTTP.Throughput
 		out = append(out, rr)
 		if !*asJSON {
-			fmt.Fprintf(e.stdout, "round %d: one caller p50 %s p99 %s; %d callers in process %.1f calls/s, over HTTP %.1f req/s (p50 %s, p99 %s, %d errors): in process / HTTP %.2f\n",
-				r+1, msStr(rr.P50), msStr(rr.P99), *conc, rr.InProcRate, rr.HTTP.Throughput, msStr(rr.HTTP.P50), msStr(rr.HTTP.P99), rr.HTTP.Errors, rr.RateOverHTTP)
+			fmt.Fprintf(e.stdout, "round %d: one caller p50 %s p99 %s, CPU %s a call; %d callers in process %.1f calls/s",
+				r+1, msStr(rr.P50), msStr(rr.P99), msStr(rr.CPUPerCall), *conc, rr.InProcRate)
+			if *withHTTP {
+				fmt.Fprintf(e.stdout, ", over HTTP %.1f req/s (p50 %s, p99 %s, %d errors): in process / HTTP %.2f",
+					rr.HTTP.Throughput, msStr(rr.HTTP.P50), msStr(rr.HTTP.P99), rr.HTTP.Errors, rr.RateOverHTTP)
+			}
+			fmt.Fprintln(e.stdout)
 		}
 	}
 	if *asJSON {
@@ -491,10 +522,14 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	fmt.Fprintf(e.stdout, "median of %d rounds: one caller p50 %.2f ms, p99 %.2f ms; %d callers in process %.1f calls/s, over HTTP %.1f req/s; in process / HTTP %.2f\n",
+	fmt.Fprintf(e.stdout, "median of %d rounds: one caller p50 %.2f ms, p99 %.2f ms, CPU %.2f ms a call; %d callers in process %.1f calls/s",
 		len(out), med(func(r retrieveRound) float64 { return msf(r.P50) }), med(func(r retrieveRound) float64 { return msf(r.P99) }),
-		*conc, med(func(r retrieveRound) float64 { return r.InProcRate }), med(func(r retrieveRound) float64 { return r.HTTP.Throughput }),
-		med(func(r retrieveRound) float64 { return r.RateOverHTTP }))
+		med(func(r retrieveRound) float64 { return msf(r.CPUPerCall) }), *conc, med(func(r retrieveRound) float64 { return r.InProcRate }))
+	if *withHTTP {
+		fmt.Fprintf(e.stdout, ", over HTTP %.1f req/s; in process / HTTP %.2f",
+			med(func(r retrieveRound) float64 { return r.HTTP.Throughput }), med(func(r retrieveRound) float64 { return r.RateOverHTTP }))
+	}
+	fmt.Fprintln(e.stdout)
 	return nil
 }
 

@@ -95,8 +95,8 @@ var synopses = []synopsis{
 		"ingestd sync of generated Markdown files against a raw SQLite insert of the chunks it stored, in the same round"},
 	{"bench store serve", "--dir DIR [--rounds N] [--load D] [--concurrency N] [--serve-bin B] [--json]",
 		"ingestd serve on a corpus: cold start to /healthz and /readyz against one scan of every row, resident memory per chunk, and a retrieval load"},
-	{"bench store retrieve", "--dir DIR [--rounds N] [--calls N] [--duration D] [--concurrency N] [--serve-bin B] [--json]",
-		"the retrieval call on a corpus: p50 and p99 in process, and the rate of concurrent callers in process against as many HTTP clients"},
+	{"bench store retrieve", "--dir DIR [--rounds N] [--calls N] [--duration D] [--concurrency N] [--serve-bin B] [--http=false] [--cpuprofile F] [--json]",
+		"the retrieval call on a corpus: p50, p99 and CPU time a call in process, and the rate of concurrent callers in process against as many HTTP clients"},
 	{"version", "",
 		"print the version"},
 }

@@ -39,8 +39,10 @@ const (
 	// snapshotVersion changes with the layout and with the text index's
 	// terms: a change to the tokenizer or to internal/lexnorm's tables
 	// must bump it, or a snapshot would hold terms a query no longer
-	// produces. 2: terms normalised by lexnorm.
-	snapshotVersion = 2
+	// produces. 2: terms normalised by lexnorm. 3: each embedder's
+	// vectors in two parts (rejected documents apart), postings carry
+	// their row's text length.
+	snapshotVersion = 3
 	// snapshotEvery is the least time between two snapshots written
 	// because the indexes changed.
 	snapshotEvery = 5 * time.Minute
@@ -92,7 +94,9 @@ func (v *vectors) writeSnapshot() (err error) {
 		e := v.byEmb[name]
 		w.String(name)
 		w.I64(e.lastSeq)
-		e.idx.Write(w)
+		for _, x := range e.parts {
+			x.Write(w)
+		}
 	}
 	v.text.Write(w)
 	rows, lastChange := v.text.Len(), v.lastChange
@@ -154,7 +158,7 @@ type snapshot struct {
 
 func (sn *snapshot) free() {
 	for _, e := range sn.byEmb {
-		e.idx.Free()
+		e.free()
 	}
 }
 
@@ -237,8 +241,15 @@ func (v *vectors) readSnapshot(ctx context.Context, tx *sql.Tx) (*snapshot, erro
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		if e.idx, err = vecindex.Read(r); err != nil {
-			return nil, err
+		for p := range e.parts {
+			if e.parts[p], err = vecindex.Read(r); err != nil {
+				e.free()
+				return nil, err
+			}
+			if p > 0 && e.parts[p].Dims() != e.parts[0].Dims() {
+				e.free()
+				return nil, fmt.Errorf("%w: vector index parts of %d and %d dimensions", binio.ErrCorrupt, e.parts[0].Dims(), e.parts[p].Dims())
+			}
 		}
 		sn.byEmb[name] = e
 	}

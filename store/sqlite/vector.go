@@ -96,10 +96,61 @@ const vectorsSQL = `SELECT seq, id, embedding FROM chunks WHERE seq IN (SELECT v
 // rescore replaces the index's estimates with the exact cosine of q and
 // each candidate's stored vector and returns the best limit, ties by lower
 // seq. A candidate deleted meanwhile, or whose vector is gone, is dropped.
+//
+// It reads only the candidates that can be among the best limit: one
+// whose estimate plus its error bound is below the limit-th best estimate
+// less its bound is beaten by at least limit others whatever their exact
+// scores, so the answer is the one rescoring every candidate gives. When a
+// candidate it read is gone, it reads the others too.
 func (s *Store) rescore(ctx context.Context, q []float32, cands []vecHit, limit int) ([]ingestd.Hit, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
+	read, rest := rescoreSplit(cands, limit)
+	hits, err := s.rescoreRows(ctx, q, read)
+	if err == nil && len(hits) < len(read) && len(rest) > 0 {
+		var more []vecHit
+		more, err = s.rescoreRows(ctx, q, rest)
+		hits = append(hits, more...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hits, func(a, b vecHit) int {
+		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]ingestd.Hit, 0, min(limit, len(hits)))
+	for _, h := range hits[:min(limit, len(hits))] {
+		out = append(out, h.hit)
+	}
+	return out, nil
+}
+
+// rescoreSplit splits the candidates into those that may be among the
+// best limit by exact score and those that cannot (see rescore).
+func rescoreSplit(cands []vecHit, limit int) (read, rest []vecHit) {
+	if len(cands) <= limit {
+		return cands, nil
+	}
+	lows := make([]float64, len(cands))
+	for i, c := range cands {
+		lows[i] = c.hit.Score - c.err
+	}
+	slices.SortFunc(lows, func(a, b float64) int { return cmp.Compare(b, a) })
+	floor := lows[limit-1] // limit candidates score at least this
+	for _, c := range cands {
+		if c.hit.Score+c.err < floor {
+			rest = append(rest, c)
+		} else {
+			read = append(read, c)
+		}
+	}
+	return read, rest
+}
+
+// rescoreRows reads the candidates' stored vectors and returns them with
+// their exact cosine to q, in no order; those gone are left out.
+func (s *Store) rescoreRows(ctx context.Context, q []float32, cands []vecHit) ([]vecHit, error) {
 	rows := make([]scoredRow, len(cands))
 	for i, c := range cands {
 		rows[i].seq = c.seq
@@ -153,14 +204,7 @@ func (s *Store) rescore(ctx context.Context, q []float32, cands []vecHit, limit 
 			hits = append(hits, c)
 		}
 	}
-	slices.SortFunc(hits, func(a, b vecHit) int {
-		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
-	})
-	out := make([]ingestd.Hit, 0, min(limit, len(hits)))
-	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, h.hit)
-	}
-	return out, nil
+	return hits, nil
 }
 
 // docMeta is what a filter looks at, as small ints, and the rest of the
@@ -189,10 +233,108 @@ func (v *vectors) docColumns() string {
 // sqlString quotes s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// embIndex is the vector index of one embedder.
+// embIndex is the vector index of one embedder, in parts: the rows of
+// rejected documents apart from the others. A search scans only the parts
+// that hold a row its filter allows, so the rejected block's search reads
+// only the rejected rows (one document in thirty on the benchmark corpus)
+// and the primary blocks' search never reads them.
 type embIndex struct {
-	idx     *vecindex.Index
+	parts   [numParts]*vecindex.Index
 	lastSeq int64 // the newest chunk added, to pick the default embedder
+}
+
+// The parts of an embIndex.
+const (
+	partMain     = iota // documents of any status but rejected
+	partRejected        // rejected documents
+	numParts
+)
+
+func newEmbIndex(dims int) *embIndex {
+	e := &embIndex{}
+	for p := range e.parts {
+		e.parts[p] = vecindex.New(dims)
+	}
+	return e
+}
+
+func (e *embIndex) dims() int { return e.parts[0].Dims() }
+
+func (e *embIndex) len() int {
+	n := 0
+	for _, x := range e.parts {
+		n += x.Len()
+	}
+	return n
+}
+
+func (e *embIndex) free() {
+	for _, x := range e.parts {
+		if x != nil {
+			x.Free()
+		}
+	}
+}
+
+// add puts the chunk's vector in the part, out of any other.
+func (e *embIndex) add(seq int64, slot int32, part int, v []float32) bool {
+	for p, x := range e.parts {
+		if p != part {
+			x.Remove(seq)
+		}
+	}
+	return e.parts[part].Add(seq, slot, v)
+}
+
+func (e *embIndex) remove(seq int64) bool {
+	for _, x := range e.parts {
+		if x.Remove(seq) {
+			return true
+		}
+	}
+	return false
+}
+
+// move moves the rows of the marked document slots out of part from into
+// part to.
+func (e *embIndex) move(slots []bool, from, to int) {
+	for _, key := range e.parts[from].KeysOf(slots) {
+		e.parts[from].MoveTo(e.parts[to], key)
+	}
+}
+
+// search searches the parts marked in parts and merges their answers.
+func (e *embIndex) search(q []float32, allowed []bool, parts [numParts]bool, limit int) []vecindex.Result {
+	var res []vecindex.Result
+	for p, x := range e.parts {
+		if parts[p] && x.Len() > 0 {
+			res = append(res, x.Search(q, allowed, limit, nil)...)
+		}
+	}
+	slices.SortFunc(res, func(a, b vecindex.Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Key, b.Key))
+	})
+	return res[:min(limit, len(res))]
+}
+
+// partOf is the part of an embIndex that holds the chunks of a document.
+func (v *vectors) partOf(d docMeta) int { return partIn(d, v.rejectedName()) }
+
+// partIn is partOf given the index of the name "rejected" (-1 for none).
+func partIn(d docMeta, rejected int32) int {
+	if d.status == rejected {
+		return partRejected
+	}
+	return partMain
+}
+
+// rejectedName is the index of the status name "rejected" in v.names, or
+// -1 when no document was ever rejected.
+func (v *vectors) rejectedName() int32 {
+	if i, ok := v.nameIdx[string(ingestd.StatusRejected)]; ok {
+		return i
+	}
+	return -1
 }
 
 // vectors is the in-memory chunk index: every chunk (id and document slot),
@@ -227,13 +369,34 @@ type vectors struct {
 	byEmb   map[string]*embIndex
 	text    *textindex.Index // every chunk's text, title and heading path, by seq
 	docsGen int              // bumped when docs change, to drop cached filters
+	moved   []int32          // documents whose part changed, for moveParts
 
-	filterMu    sync.Mutex
-	filterKey   string
-	filterGen   int
-	filterAllow []bool
-	filterAll   bool
+	filterMu sync.Mutex
+	filters  []cachedFilter // most recently used first, at most maxCachedFilters
 }
+
+// cachedFilter is the answer of allowed for one filter while docsGen
+// stays gen.
+type cachedFilter struct {
+	key  string
+	gen  int
+	rows allowedRows
+}
+
+// allowedRows is which document slots pass a filter (allow[slot]),
+// whether every slot does, and which parts of an embIndex hold an allowed
+// document.
+type allowedRows struct {
+	allow []bool
+	all   bool
+	parts [numParts]bool
+}
+
+// maxCachedFilters is how many filters allowed remembers. One retrieval
+// asks for at least two (the primary blocks' and the rejected block's),
+// more with exclude_untrusted or grounding auto; each costs a byte a
+// document.
+const maxCachedFilters = 8
 
 func newVectors(s *Store, metaKeys []string) *vectors {
 	v := &vectors{s: s, keys: slices.Compact(slices.Sorted(slices.Values(metaKeys)))}
@@ -244,7 +407,7 @@ func newVectors(s *Store, metaKeys []string) *vectors {
 // reset empties the indexes. Callers hold v.mu (or own v alone).
 func (v *vectors) reset() {
 	for _, e := range v.byEmb {
-		e.idx.Free() // its blocks live outside the Go heap
+		e.free() // its blocks live outside the Go heap
 	}
 	v.names = nil
 	v.nameIdx = map[string]int32{}
@@ -252,6 +415,7 @@ func (v *vectors) reset() {
 	v.docSlot = map[string]int32{}
 	v.byEmb = map[string]*embIndex{}
 	v.text = textindex.New()
+	v.moved = nil
 	v.docsGen++
 }
 
@@ -269,7 +433,7 @@ func (v *vectors) close() error {
 	}
 	v.mu.Lock()
 	for _, e := range v.byEmb {
-		e.idx.Free()
+		e.free()
 	}
 	v.byEmb = map[string]*embIndex{}
 	v.mu.Unlock()
@@ -517,6 +681,7 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 		v.snapPending += int(maxSeq.Int64 - v.maxSeq)
 		v.maxSeq = maxSeq.Int64
 	}
+	v.moveParts()
 	v.lastChange = lastChange
 	v.snapPending += len(seqs) + len(docs)
 	return nil
@@ -547,6 +712,9 @@ func (v *vectors) addDocs(rows *sql.Rows) error {
 			}
 		}
 		if slot, ok := v.docSlot[id]; ok {
+			if v.partOf(v.docs[slot]) != v.partOf(m) {
+				v.moved = append(v.moved, slot)
+			}
 			v.docs[slot] = m
 		} else {
 			v.docSlot[id] = int32(len(v.docs))
@@ -555,6 +723,37 @@ func (v *vectors) addDocs(rows *sql.Rows) error {
 	}
 	v.docsGen++
 	return rows.Err()
+}
+
+// moveParts moves the vectors of the documents whose part changed
+// (rejected, or no longer) to their new part. It reads every row's
+// document of the parts they leave, once for all of them. Callers hold
+// v.mu.
+func (v *vectors) moveParts() {
+	if len(v.moved) == 0 {
+		return
+	}
+	var to [numParts][]bool // per part, the documents moving into it
+	for _, slot := range v.moved {
+		p := v.partOf(v.docs[slot])
+		if to[p] == nil {
+			to[p] = make([]bool, len(v.docs))
+		}
+		to[p][slot] = true
+	}
+	v.moved = v.moved[:0]
+	for _, e := range v.byEmb {
+		for p, slots := range to {
+			if slots == nil {
+				continue
+			}
+			for from := range e.parts {
+				if from != p {
+					e.move(slots, from, p)
+				}
+			}
+		}
+	}
 }
 
 // indexColumns are what addChunks reads of a chunk c and its document d.
@@ -589,13 +788,13 @@ func (v *vectors) addChunks(rows *sql.Rows, hint int) error {
 		buf = decodeInto(buf, emb)
 		e := v.byEmb[embedder]
 		if e == nil {
-			e = &embIndex{idx: vecindex.New(len(buf))}
+			e = newEmbIndex(len(buf))
 			v.byEmb[embedder] = e
 			if hint > 0 {
-				e.idx.Grow(hint)
+				e.parts[partMain].Grow(hint)
 			}
 		}
-		if e.idx.Add(seq, slot, buf) {
+		if e.add(seq, slot, v.partOf(v.docs[slot]), buf) {
 			e.lastSeq = max(e.lastSeq, seq)
 		}
 	}
@@ -608,7 +807,7 @@ func (v *vectors) removeChunk(seq int64) {
 		return // every chunk held has its text indexed
 	}
 	for _, e := range v.byEmb {
-		if e.idx.Remove(seq) {
+		if e.remove(seq) {
 			return
 		}
 	}
@@ -626,10 +825,12 @@ func decodeInto(dst []float32, b []byte) []float32 {
 	return dst
 }
 
-// vecHit is a hit of the vector index with its chunk's seq.
+// vecHit is a hit of the vector index with its chunk's seq and, for an
+// estimate of the vector index, the bound of the estimate's error.
 type vecHit struct {
 	seq int64
 	hit ingestd.Hit
+	err float64
 }
 
 // search runs one query against the index of the chosen embedder and
@@ -642,22 +843,23 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 		e = v.byEmb[f.EmbedderID]
 	} else {
 		for _, c := range v.byEmb {
-			if c.idx.Dims() == len(q) && c.idx.Len() > 0 && (e == nil || c.lastSeq > e.lastSeq) {
+			if c.dims() == len(q) && c.len() > 0 && (e == nil || c.lastSeq > e.lastSeq) {
 				e = c
 			}
 		}
 	}
-	if e == nil || e.idx.Dims() != len(q) {
+	if e == nil || e.dims() != len(q) {
 		return nil
 	}
-	allowed, all := v.allowed(f)
-	if all {
+	rows := v.allowed(f)
+	allowed := rows.allow
+	if rows.all {
 		allowed = nil // every row passes: the scan skips the check
 	}
-	res := e.idx.Search(q, allowed, limit, nil)
+	res := e.search(q, allowed, rows.parts, limit)
 	hits := make([]vecHit, 0, len(res))
 	for _, r := range res {
-		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: float64(r.Score)}})
+		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: float64(r.Score)}, err: float64(r.Err)})
 	}
 	return hits
 }
@@ -667,8 +869,9 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []vecHit {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	allowed, all := v.allowed(f)
-	if all {
+	rows := v.allowed(f)
+	allowed := rows.allow
+	if rows.all {
 		allowed = nil
 	}
 	var hits []vecHit
@@ -678,15 +881,20 @@ func (v *vectors) searchText(terms []string, f ingestd.Filter, limit int) []vecH
 	return hits
 }
 
-// allowed returns which document slots pass f, and whether every slot
-// does. It caches the answer for the last filter until documents change.
-// Callers hold v.mu for reading.
-func (v *vectors) allowed(f ingestd.Filter) ([]bool, bool) {
+// allowed returns which document slots pass f. It caches the answers for
+// the last few filters until documents change. Callers hold v.mu for
+// reading.
+func (v *vectors) allowed(f ingestd.Filter) allowedRows {
 	key := filterKey(f)
 	v.filterMu.Lock()
 	defer v.filterMu.Unlock()
-	if v.filterAllow != nil && v.filterKey == key && v.filterGen == v.docsGen {
-		return v.filterAllow, v.filterAll
+	v.filters = slices.DeleteFunc(v.filters, func(c cachedFilter) bool { return c.gen != v.docsGen })
+	for i, c := range v.filters {
+		if c.key == key {
+			copy(v.filters[1:i+1], v.filters[:i])
+			v.filters[0] = c
+			return c.rows
+		}
 	}
 	match := func(set []string) []bool {
 		if len(set) == 0 {
@@ -717,18 +925,24 @@ func (v *vectors) allowed(f ingestd.Filter) ([]bool, bool) {
 	okInst := match(anyStrings(f.Installations))
 	okKind := match(anyStrings(f.SourceKinds))
 	okTier := match(anyStrings(f.Tiers))
-	allow := make([]bool, len(v.docs))
-	all := true
+	rows := allowedRows{allow: make([]bool, len(v.docs)), all: true}
+	rejected := v.rejectedName()
 	for i, d := range v.docs {
 		ok := okStatus[d.status] &&
 			(okInst == nil || okInst[d.inst]) &&
 			(okKind == nil || okKind[d.kind]) &&
 			(okTier == nil || okTier[d.tier])
-		allow[i] = ok
-		all = all && ok
+		rows.allow[i] = ok
+		rows.all = rows.all && ok
+		if ok {
+			rows.parts[partIn(d, rejected)] = true
+		}
 	}
-	v.filterKey, v.filterGen, v.filterAllow, v.filterAll = key, v.docsGen, allow, all
-	return allow, all
+	if len(v.filters) == maxCachedFilters {
+		v.filters = v.filters[:maxCachedFilters-1]
+	}
+	v.filters = slices.Insert(v.filters, 0, cachedFilter{key: key, gen: v.docsGen, rows: rows})
+	return rows
 }
 
 func anyStrings[T ~string](xs []T) []string {

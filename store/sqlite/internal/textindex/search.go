@@ -38,6 +38,10 @@ type cursor struct {
 	i    int     // current posting
 	bIdx int     // block whose bound is cached in bUB, -1 for none
 	bUB  float64
+	// textOnly[tf][lb] is postingBound of a posting with the term tf
+	// times (1 to textOnlyTF) in the text and not in the title or heading
+	// (most postings), lb its packed text length.
+	textOnly *[textOnlyTF + 1][256]float64
 }
 
 func (c *cursor) row() uint32 {
@@ -63,6 +67,13 @@ func (c *cursor) seek(d uint32) {
 	}
 	lo := max(c.i, bi*blockSize)
 	hi := min((bi+1)*blockSize, len(rows))
+	// The row sought is most often a few postings on: look there first.
+	for end := min(lo+4, hi); lo < end; lo++ {
+		if rows[lo] >= d {
+			c.i = lo
+			return
+		}
+	}
 	j, _ := slices.BinarySearch(rows[lo:hi], d)
 	c.i = lo + j
 }
@@ -141,6 +152,12 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 			c.idf[f] = math.Log(1 + (n-df+0.5)/(df+0.5))
 		}
 		c.ub = c.bound(&st, c.t.maxTF, c.t.minLen)
+		c.textOnly = new([textOnlyTF + 1][256]float64)
+		for tf := 1; tf <= textOnlyTF; tf++ {
+			for lb := range c.textOnly[tf] {
+				c.textOnly[tf][lb] = contrib(weights[FieldText], c.idf[FieldText], float64(tf), float64(unpackLen(uint8(lb))), st.avg[FieldText]) * slack
+			}
+		}
 	}
 
 	// MaxScore: ord lists the terms by bound, ascending; the first nonEss
@@ -166,15 +183,20 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	fp := float64(p)
 	h := topHeap{k: k}
 	tfs := make([][NumFields]uint32, p)
+	at := make([]int, p) // per term, its posting at the row under test + 1; 0 when absent
 	nonEss := 0
+	// The last block check that passed: for these essential terms and
+	// threshold, every row up to passedEnd may beat the threshold.
+	passedEss, passedTheta, passedEnd := -1, 0.0, uint32(0)
 	for {
 		full := len(h.items) == k
-		theta := 0.0
+		theta, thetaP := 0.0, 0.0 // thetaP is theta*p: bounds times m are compared with it
 		if full {
 			theta = h.items[0].score
+			thetaP = theta * fp
 			// A row holding only the first m terms scores at most
 			// prefix[m] * m/p.
-			for nonEss < p && prefix[nonEss+1]*float64(nonEss+1)/fp < theta {
+			for nonEss < p && prefix[nonEss+1]*float64(nonEss+1) < thetaP {
 				nonEss++
 			}
 		}
@@ -188,7 +210,7 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 		if d == noRow {
 			break
 		}
-		if full {
+		if full && (nonEss != passedEss || theta != passedTheta || d > passedEnd) {
 			// Every row up to end holds essential terms only from their
 			// cursors' current blocks: skip them all when those blocks
 			// cannot beat the threshold.
@@ -208,20 +230,46 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 				}
 				continue
 			}
+			passedEss, passedTheta, passedEnd = nonEss, theta, end
 		}
-		// Essential terms at d.
-		clear(tfs)
-		m, partial := 0, 0.0
+		// The row is bounded before it is scored: each term it holds
+		// counts its posting's bound (postingBound), which reads nothing
+		// of the row itself, and only a row whose bounds can beat the
+		// threshold reads its lengths to be scored exactly. Essential
+		// terms at d: note their postings and move past d. (A term's
+		// entry in at is set before it is read; a pruned row reads none.)
+		m, bnd := 0, 0.0
 		for _, i := range ord[nonEss:] {
 			c := &cur[i]
+			at[i] = 0
 			if c.row() != d {
 				continue
 			}
-			partial += x.take(c, &st, d, &tfs[i])
+			bnd += x.postingBound(c, &st, c.i)
+			at[i] = c.i + 1
 			m++
 			c.i++
 		}
-		if x.isDead(d) {
+		// Non-essential terms, the most promising first, while the row
+		// can still beat the threshold.
+		rest, restN, pruned := prefix[nonEss], nonEss, false
+		for j := nonEss - 1; j >= 0; j-- {
+			if full && (bnd+rest)*float64(m+restN) < thetaP {
+				pruned = true
+				break
+			}
+			c := &cur[ord[j]]
+			at[ord[j]] = 0
+			c.seek(d)
+			if c.row() == d {
+				bnd += x.postingBound(c, &st, c.i)
+				at[ord[j]] = c.i + 1
+				m++
+			}
+			rest -= c.ub
+			restN--
+		}
+		if pruned || full && bnd*float64(m) < thetaP || x.isDead(d) {
 			continue
 		}
 		if allowed != nil {
@@ -230,25 +278,11 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 				continue
 			}
 		}
-		// Non-essential terms, the most promising first, while the row
-		// can still beat the threshold.
-		rest, restN, pruned := prefix[nonEss], nonEss, false
-		for j := nonEss - 1; j >= 0; j-- {
-			if full && (partial+rest)*slack*float64(m+restN)/fp < theta {
-				pruned = true
-				break
+		for i := range cur {
+			tfs[i] = [NumFields]uint32{}
+			if at[i] != 0 {
+				tfs[i] = x.tfs(cur[i].t, cur[i].id, at[i]-1)
 			}
-			c := &cur[ord[j]]
-			c.seek(d)
-			if c.row() == d {
-				partial += x.take(c, &st, d, &tfs[ord[j]])
-				m++
-			}
-			rest -= c.ub
-			restN--
-		}
-		if pruned {
-			continue
 		}
 		h.push(scoredRow{score: x.score(cur, &st, d, tfs), key: x.keys[d], row: d})
 	}
@@ -260,17 +294,31 @@ func (x *Index) Search(words []string, allowed []bool, k int) []Result {
 	return res
 }
 
-// take records the tfs of the cursor's current posting (at row d) and
-// returns its contribution.
-func (x *Index) take(c *cursor, st *stats, d uint32, tf *[NumFields]uint32) float64 {
+// textOnlyTF is the highest text tf of the postings whose bounds a
+// search tabulates.
+const textOnlyTF = 3
+
+// postingBound bounds the contribution of posting i of the cursor's term
+// without reading its row: the text field's from the length the posting
+// carries (a lower bound of it), the title's and heading's from the
+// shortest of the posting's block. It is never below the contribution
+// score computes.
+func (x *Index) postingBound(c *cursor, st *stats, i int) float64 {
+	if b := c.t.tfs[i]; b <= textOnlyTF { // packTF of a text-only posting is its tf
+		return c.textOnly[b][c.t.lens[i]]
+	}
+	tf := x.tfs(c.t, c.id, i)
 	s := 0.0
-	*tf = x.tfs(c.t, c.id, c.i)
-	for f, v := range tf {
-		if v != 0 {
-			s += contrib(weights[f], c.idf[f], float64(v), float64(x.lens[int(d)*NumFields+f]), st.avg[f])
+	if tf[FieldText] != 0 {
+		s += contrib(weights[FieldText], c.idf[FieldText], float64(tf[FieldText]), float64(unpackLen(c.t.lens[i])), st.avg[FieldText])
+	}
+	bl := &c.t.blocks[i/blockSize]
+	for f := FieldText + 1; f < NumFields; f++ {
+		if tf[f] != 0 {
+			s += contrib(weights[f], c.idf[f], float64(tf[f]), float64(bl.minLen[f]), st.avg[f])
 		}
 	}
-	return s
+	return s * slack
 }
 
 // score is the exact score of row d given each term's tfs there, summed

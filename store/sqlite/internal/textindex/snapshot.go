@@ -29,6 +29,7 @@ func (x *Index) Write(w *binio.Writer) {
 		w.String(byID[id])
 		binio.Slice(w, t.rows)
 		binio.Slice(w, t.tfs)
+		binio.Slice(w, t.lens)
 		binio.Slice(w, blockSlice(t.blocks))
 		var stats []uint32
 		stats = append(stats, t.df[:]...)
@@ -70,14 +71,14 @@ func Read(r *binio.Reader) (*Index, error) {
 	x.terms = make([]*term, 0, nt)
 	for id := range nt {
 		s := r.String()
-		t := &term{rows: binio.ReadSlice[uint32](r), tfs: binio.ReadSlice[uint8](r)}
+		t := &term{rows: binio.ReadSlice[uint32](r), tfs: binio.ReadSlice[uint8](r), lens: binio.ReadSlice[uint8](r)}
 		bw := binio.ReadSlice[uint32](r)
 		stats := binio.ReadSlice[uint32](r)
 		if err := r.Err(); err != nil {
 			return nil, err
 		}
-		if len(t.tfs) != len(t.rows) || len(bw) != (len(t.rows)+blockSize-1)/blockSize*blockWords || len(stats) != termStats {
-			return nil, fmt.Errorf("%w: term %d: %d rows, %d tfs, %d block words, %d stats", binio.ErrCorrupt, id, len(t.rows), len(t.tfs), len(bw), len(stats))
+		if len(t.tfs) != len(t.rows) || len(t.lens) != len(t.rows) || len(bw) != (len(t.rows)+blockSize-1)/blockSize*blockWords || len(stats) != termStats {
+			return nil, fmt.Errorf("%w: term %d: %d rows, %d tfs, %d lengths, %d block words, %d stats", binio.ErrCorrupt, id, len(t.rows), len(t.tfs), len(t.lens), len(bw), len(stats))
 		}
 		if len(bw) > 0 {
 			t.blocks = unsafe.Slice((*block)(unsafe.Pointer(&bw[0])), len(bw)/blockWords)

@@ -65,10 +65,12 @@ type Index struct {
 }
 
 // term is one posting list: rows ascending, one packed byte of tfs per
-// posting (packTF), block bounds, live counts.
+// posting (packTF) and one of the row's text length (packLen), block
+// bounds, live counts.
 type term struct {
 	rows   []uint32
 	tfs    []uint8 // packTF of the posting's tfs
+	lens   []uint8 // packLen of the row's text length
 	blocks []block
 	df     [NumFields]uint32 // live rows with the term in each field
 	n      uint32            // live rows with the term in any field
@@ -105,6 +107,24 @@ func packTF(tf [NumFields]uint32) (uint8, bool) {
 
 func unpackTF(b uint8) [NumFields]uint32 {
 	return [NumFields]uint32{uint32(b & 31), uint32(b >> 5 & 3), uint32(b >> 7)}
+}
+
+// packLen packs a text length in a byte that unpackLen turns into a lower
+// bound of it: exact below 128, then in steps of 4 up to 636. A posting
+// carries it so that a search can bound the posting's score without
+// reading the row's lengths (a cache miss a posting on a large index).
+func packLen(l uint32) uint8 {
+	if l < 128 {
+		return uint8(l)
+	}
+	return uint8(128 + min((l-128)/4, 127))
+}
+
+func unpackLen(b uint8) uint32 {
+	if b < 128 {
+		return uint32(b)
+	}
+	return 128 + 4*uint32(b-128)
 }
 
 // maxRaw bounds the cache of words as written.
@@ -219,6 +239,7 @@ func (t *term) push(x *Index, id, row uint32, tf [NumFields]uint32, lens [NumFie
 		}
 	}
 	t.rows = append(t.rows, row)
+	t.lens = append(t.lens, packLen(lens[FieldText]))
 	b := &t.blocks[len(t.blocks)-1]
 	b.last = row
 	t.n++
@@ -342,6 +363,7 @@ func (x *Index) Compact() {
 		nt := terms[nid]
 		nt.rows = make([]uint32, 0, t.n)
 		nt.tfs = make([]uint8, 0, t.n)
+		nt.lens = make([]uint8, 0, t.n)
 		nx := &Index{tfBig: tfBig}
 		for i, r := range t.rows {
 			if remap[r] == 0 {
@@ -402,6 +424,7 @@ func (x *Index) Trim() {
 	for _, t := range x.terms {
 		t.rows = slices.Clip(slices.Clone(t.rows))
 		t.tfs = slices.Clip(slices.Clone(t.tfs))
+		t.lens = slices.Clip(slices.Clone(t.lens))
 		t.blocks = slices.Clip(slices.Clone(t.blocks))
 	}
 	x.keys = slices.Clip(slices.Clone(x.keys))
@@ -425,7 +448,7 @@ func (x *Index) Bytes() int {
 		b += len(s) + 16 + 8
 	}
 	for _, t := range x.terms {
-		b += 8 + 128 + cap(t.rows)*4 + cap(t.tfs) + cap(t.blocks)*28
+		b += 8 + 152 + cap(t.rows)*4 + cap(t.tfs) + cap(t.lens) + cap(t.blocks)*28
 	}
 	return b
 }

@@ -280,6 +280,45 @@ func TestSearchMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// Long rows (text lengths the postings carry only as a lower bound), many
+// rows against small k (so that pruning decides most rows) and title and
+// heading hits: the pruned search returns exactly what scoring every
+// posting returns.
+func TestPrunedSearchMatchesExhaustive(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			c := newRandomCorpus(100 + seed)
+			docs := map[int64]doc{}
+			for i := range 4000 {
+				d := c.doc(int64(i), 4)
+				if i%3 == 0 {
+					d.fields[FieldText] = c.words(100 + c.rng.IntN(600))
+				}
+				docs[int64(i)] = d
+			}
+			x := MustIndex(t, docs)
+			ref := newRef(docs)
+			filters := [][]bool{nil, {true, true, true, false}, {false, true, false, false}}
+			for qi := range 90 {
+				q := c.query()
+				f := filters[qi%len(filters)]
+				k := []int{1, 3, 10, 50}[qi%4]
+				checkSame(t, fmt.Sprintf("query %q filter %v k %d", q, f, k), x.Search(q, f, k), ref.search(q, f, k))
+			}
+		})
+	}
+}
+
+// packLen's byte unpacks to a lower bound of the length, exact below 128.
+func TestPackLen(t *testing.T) {
+	for l := uint32(0); l < 2000; l++ {
+		got := unpackLen(packLen(l))
+		if got > l || l < 128 && got != l || l >= 128 && l < 636 && l-got >= 4 {
+			t.Fatalf("unpackLen(packLen(%d)) = %d", l, got)
+		}
+	}
+}
+
 // Removal withdraws a row's statistics at once and its postings at
 // compaction; rows added after keep ranking exactly.
 func TestRemoveAndCompact(t *testing.T) {

@@ -30,6 +30,7 @@ func TestKernels(t *testing.T) {
 	}{
 		{BlockRows, 1, nil, -1e30}, {BlockRows, 7, nil, -1e30}, {1000, 8, nil, 0},
 		{17, 3, []uint8{1, 0, 1}, -1e30}, {BlockRows - 5, dims, []uint8{0, 1, 1, 1}, 10}, {1, 2, nil, -1e30},
+		{BlockRows, 12, nil, -1e30}, {999, 13, nil, -1e30}, {BlockRows, 17, []uint8{1, 1, 0, 1}, 0}, {64, 23, nil, -1e30},
 	} {
 		var qq query
 		for _, c := range r.Perm(dims)[:tc.nq] {

@@ -41,6 +41,11 @@ type Result struct {
 	Key   int64
 	Group int32
 	Score float32 // estimated cosine similarity, higher is better
+	// Err bounds the estimate's error: the exact cosine of the vector the
+	// row was added with and the query is within Score ± Err. It is a
+	// worst case (every rounding of the row's and the query's components
+	// in the same direction), several times the typical error.
+	Err float32
 }
 
 // Index holds rows of one dimension. The zero value is not usable: call New.
@@ -118,6 +123,52 @@ func (x *Index) Add(key int64, group int32, v []float32) bool {
 		x.Remove(key)
 		return false
 	}
+	i := x.slot(key)
+	x.groups[i] = group
+	// Component j is stored as round(v_j / vmax * 127); the row's cosine
+	// with a unit query u is then scale * sum(int8_j * u_j).
+	x.scales[i] = float32(vmax / 127 / math.Sqrt(norm))
+	blk := x.blocks[int(i)/BlockRows].data
+	off := int(i) % BlockRows
+	for j, f := range v {
+		blk[j*BlockRows+off] = int8(math.Round(float64(f) / vmax * 127))
+	}
+	return true
+}
+
+// KeysOf returns the keys of the rows whose group is marked in groups
+// (groups[group] is true), in row order. It reads every row's group.
+func (x *Index) KeysOf(groups []bool) []int64 {
+	var out []int64
+	for i, g := range x.groups {
+		if g >= 0 && int(g) < len(groups) && groups[g] {
+			out = append(out, x.keys[i])
+		}
+	}
+	return out
+}
+
+// MoveTo moves the row with the key to dst, an index of the same
+// dimension, as this index holds it (its quantised components, scale and
+// group), reporting whether it was here. A row dst holds with the key is
+// replaced.
+func (x *Index) MoveTo(dst *Index, key int64) bool {
+	i, ok := x.pos[key]
+	if !ok || dst.dims != x.dims {
+		return false
+	}
+	j := dst.slot(key)
+	dst.groups[j] = x.groups[i]
+	dst.scales[j] = x.scales[i]
+	for c := 0; c < x.dims; c++ {
+		*dst.component(int(j), c) = *x.component(int(i), c)
+	}
+	x.Remove(key)
+	return true
+}
+
+// slot returns the row of the key, appending an empty row for a new key.
+func (x *Index) slot(key int64) int32 {
 	i, ok := x.pos[key]
 	if !ok {
 		i = int32(len(x.keys))
@@ -129,16 +180,7 @@ func (x *Index) Add(key int64, group int32, v []float32) bool {
 		x.groups = append(x.groups, 0)
 		x.scales = append(x.scales, 0)
 	}
-	x.groups[i] = group
-	// Component j is stored as round(v_j / vmax * 127); the row's cosine
-	// with a unit query u is then scale * sum(int8_j * u_j).
-	x.scales[i] = float32(vmax / 127 / math.Sqrt(norm))
-	blk := x.blocks[int(i)/BlockRows].data
-	off := int(i) % BlockRows
-	for j, f := range v {
-		blk[j*BlockRows+off] = int8(math.Round(float64(f) / vmax * 127))
-	}
-	return true
+	return i
 }
 
 // SetGroup moves the row with the key to another group; unknown keys are
@@ -268,7 +310,7 @@ func (x *Index) Search(q []float32, allowed []bool, k int, o *Options) []Result 
 	res := make([]Result, 0, k*p)
 	for _, h := range heaps {
 		for _, e := range h.items {
-			res = append(res, Result{Key: x.keys[e.row], Group: x.groups[e.row], Score: e.score})
+			res = append(res, Result{Key: x.keys[e.row], Group: x.groups[e.row], Score: e.score, Err: qq.errPerScale*x.scales[e.row] + 1e-6})
 		}
 	}
 	return topK(res, k)
@@ -281,6 +323,9 @@ type query struct {
 	cols []int32
 	q    []int16
 	mul  float32
+	// errPerScale times a row's scale bounds the error of the row's
+	// estimate (Result.Err).
+	errPerScale float32
 }
 
 // quantise normalises q and scales it to int16 (the largest component to
@@ -305,7 +350,27 @@ func quantise(q []float32) (query, bool) {
 	}
 	// cos = sum(int8 * v/vmax*127 ...) handled by the row scale; the
 	// query's own factor undoes its scaling and normalises it.
-	out.mul = float32(qmax / 32767 / math.Sqrt(norm))
+	mul := qmax / 32767 / math.Sqrt(norm)
+	out.mul = float32(mul)
+	// The row's normalised component j is a_j*scale + e_j and the unit
+	// query's b_j*mul + f_j, with |e_j| <= scale/2 (a_j is rounded, at
+	// most 127 in magnitude) and |f_j| <= mul/2 (b_j rounded; a dropped
+	// component is a b_j of 0; f_j is 0 where q_j is). The exact cosine
+	// less the estimate is sum_j a_j*scale*f_j + e_j*b_j*mul + e_j*f_j,
+	// so within scale*mul*(127*nz/2 + sum|b_j|/2 + nz/4) for the nz
+	// non-zero components of q; the estimate's own float32 arithmetic
+	// adds a few 1e-7, covered by a margin of 1e-5 of the whole and
+	// Search's 1e-6.
+	sumB, nz := 0.0, 0.0
+	for _, b := range out.q {
+		sumB += math.Abs(float64(b))
+	}
+	for _, f := range q {
+		if f != 0 {
+			nz++
+		}
+	}
+	out.errPerScale = float32(mul * (127*nz/2 + sumB/2 + nz/4) * (1 + 1e-5))
 	return out, true
 }
 

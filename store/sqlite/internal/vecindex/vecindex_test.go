@@ -146,6 +146,51 @@ func TestAddRemoveGroups(t *testing.T) {
 	}
 }
 
+// MoveTo carries a row to another index as it was held: the moved rows
+// score the same there, and leave no trace behind.
+func TestKeysOfMoveTo(t *testing.T) {
+	c := corpus.New(2, 2000)
+	src, dst := vecindex.New(16), vecindex.New(16)
+	defer src.Free()
+	defer dst.Free()
+	for k := int64(1); k <= 3000; k++ { // two blocks
+		src.Add(k, int32(k%5), c.Gaussian(16))
+	}
+	q := c.Gaussian(16)
+	before := map[int64]float32{}
+	for _, r := range src.Search(q, nil, 3000, nil) {
+		before[r.Key] = r.Score
+	}
+	keys := src.KeysOf([]bool{false, false, true}) // group 2
+	if got, want := len(keys), 600; got != want {
+		t.Fatalf("KeysOf(group 2) = %d keys, want %d", got, want)
+	}
+	for _, k := range keys {
+		if !src.MoveTo(dst, k) {
+			t.Fatalf("MoveTo(%d) = false", k)
+		}
+	}
+	if src.MoveTo(dst, keys[0]) {
+		t.Fatal("MoveTo of a key moved already = true")
+	}
+	if got, want := src.Len()+dst.Len(), 3000; got != want {
+		t.Fatalf("%d + %d rows after the moves, want %d", src.Len(), dst.Len(), want)
+	}
+	if got := src.KeysOf([]bool{false, false, true}); len(got) != 0 {
+		t.Fatalf("group 2 still in the source: %v", got)
+	}
+	for _, x := range []*vecindex.Index{src, dst} {
+		for _, r := range x.Search(q, nil, 3000, nil) {
+			if (r.Group == 2) != (x == dst) {
+				t.Fatalf("key %d of group %d in the wrong index", r.Key, r.Group)
+			}
+			if got, want := r.Score, before[r.Key]; got != want {
+				t.Fatalf("key %d scores %v after the move, %v before", r.Key, got, want)
+			}
+		}
+	}
+}
+
 // recall is the share of the exact top k that the index finds when asked
 // for cand rows that are then rescored exactly (what package store/sqlite
 // does), and when its own top k is taken as is.
@@ -221,6 +266,29 @@ func datasets(n, dims, nq int) []dataset {
 		{"lexical short queries", lex, lexVecs, lq},
 		{"lexical passage queries", lex, lexVecs, lqLong},
 		{"gaussian", gauss, gaussVecs, gq},
+	}
+}
+
+// Every estimate is within its Err of the exact cosine: the store prunes
+// its rescoring by these bounds.
+func TestErrBound(t *testing.T) {
+	sets := datasets(3000, 384, 40)
+	defer sets[0].x.Free()
+	defer sets[2].x.Free()
+	for _, ds := range sets {
+		worst, mean, n := 0.0, 0.0, 0
+		for _, q := range ds.queries {
+			for _, r := range ds.x.Search(q, nil, 300, nil) {
+				off := math.Abs(cosine(q, ds.vecs[r.Key]) - float64(r.Score))
+				if off > float64(r.Err) {
+					t.Fatalf("%s: key %d estimated %.6f, cosine %.6f: off by %.2g, Err %.2g", ds.name, r.Key, r.Score, cosine(q, ds.vecs[r.Key]), off, r.Err)
+				}
+				worst = max(worst, off/float64(r.Err))
+				mean += float64(r.Err)
+				n++
+			}
+		}
+		t.Logf("%s: the largest error was %.2f of its bound; mean bound %.4f", ds.name, worst, mean/float64(n))
 	}
 }
 
