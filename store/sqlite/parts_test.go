@@ -20,7 +20,7 @@ func TestVectorPartsFollowStatus(t *testing.T) {
 	if err := s.Warm(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s.vec.snapPending = 0 // the reference must load the rows, not a snapshot
+	holdSnapshots(s.vec) // the reference must load the rows, not a snapshot
 	a4, b4, c5 := ingestd.DocumentID("b", "4.md"), ingestd.DocumentID("a", "3.md"), ingestd.DocumentID("c", "5.md")
 	steps := []struct {
 		name string
@@ -86,7 +86,7 @@ func TestVectorPartsFollowStatus(t *testing.T) {
 		if r.vec.fromSnap {
 			t.Fatal("the store loading the rows loaded a snapshot")
 		}
-		r.vec.snapPending = 0
+		holdSnapshots(r.vec)
 		r.Close()
 		os.Remove(path + ".index") // r's own
 		os.Rename(path+".index.aside", path+".index")
@@ -97,4 +97,14 @@ func TestVectorPartsFollowStatus(t *testing.T) {
 			t.Fatalf("after %s: %d vectors in the rejected part, a load from the rows puts %d there", st.name, inRejected, wantRejected)
 		}
 	}
+}
+
+// holdSnapshots waits for a snapshot the store's load may be writing in
+// the background, then keeps the changes since from asking for another
+// (Close writes one when changes are pending).
+func holdSnapshots(v *vectors) {
+	v.snapWG.Wait()
+	v.syncMu.Lock()
+	v.snapPending = 0
+	v.syncMu.Unlock()
 }

@@ -66,7 +66,7 @@ func reference(t *testing.T, s0 *Store) string {
 	if s.vec.fromSnap {
 		t.Fatal("reference store loaded a snapshot")
 	}
-	s.vec.snapPending = 0 // write no snapshot at Close
+	holdSnapshots(s.vec) // write no snapshot at Close
 	return got
 }
 
@@ -99,7 +99,7 @@ func TestSnapshotLoad(t *testing.T) {
 	}
 
 	// Another process writes after the snapshot: the next load catches up.
-	s.vec.snapPending = 0 // keep the old snapshot
+	holdSnapshots(s.vec) // keep the old snapshot
 	s.Close()
 	w := mustOpen(t, path)
 	snapshotFixture(t, w, 60, 90)
@@ -138,7 +138,7 @@ func TestSnapshotRefused(t *testing.T) {
 		}
 		s.Close()
 		s = mustOpen(t, path)
-		s.vec.snapPending = 0
+		holdSnapshots(s.vec)
 		snapshotFixture(t, s, 40, 60)
 		s.Close()
 		return path
@@ -170,7 +170,7 @@ func TestSnapshotRefused(t *testing.T) {
 		}},
 		{"changes pruned past it", func(t *testing.T, path string) {
 			s := mustOpen(t, path)
-			s.vec.snapPending = 0
+			holdSnapshots(s.vec)
 			if err := s.DeleteDocument(ctx, ingestd.DocumentID("a", "0.md")); err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func TestSnapshotRefused(t *testing.T) {
 		}},
 		{"file older than the snapshot", func(t *testing.T, path string) {
 			s := mustOpen(t, path)
-			s.vec.snapPending = 0
+			holdSnapshots(s.vec)
 			if _, err := s.write.Exec("UPDATE sqlite_sequence SET seq = 1 WHERE name = 'chunks'"); err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestSnapshotRefused(t *testing.T) {
 		{"rows it cannot catch up with", func(t *testing.T, path string) {
 			// A chunk removed without a trace in the changes log.
 			s := mustOpen(t, path)
-			s.vec.snapPending = 0
+			holdSnapshots(s.vec)
 			if _, err := s.write.Exec("DROP TRIGGER chunks_ad; DELETE FROM chunks WHERE seq = 3"); err != nil {
 				t.Fatal(err)
 			}

@@ -138,7 +138,7 @@ func checkTextPaths(t *testing.T, s *Store, qs []string, what string) {
 	os.Rename(s.path+".index", s.path+".index.aside")
 	fresh := mustOpen(t, s.path)
 	defer func() {
-		fresh.vec.snapPending = 0
+		holdSnapshots(fresh.vec)
 		fresh.Close()
 		os.Remove(s.path + ".index") // fresh's own
 		os.Rename(s.path+".index.aside", s.path+".index")
