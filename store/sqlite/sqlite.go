@@ -110,12 +110,15 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "sqlite path %q: ? and # are not allowed", path)
 	}
-	const params = "_busy_timeout=5000&_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
+	const params = "_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
 	var err error
 	// The writer runs with secure_delete on: what a write deletes (a
 	// replaced chunk, an erased document) is overwritten with zeros, in
-	// the pages it frees too, instead of lingering in the file.
-	if s.write, err = sql.Open(driverName, path+"?"+params+"&_txlock=immediate&_secure_delete=on"); err != nil {
+	// the pages it frees too, instead of lingering in the file. It waits
+	// up to 30 s for another process's write to end (readers 5 s): a
+	// sync pass writes its documents in batches of up to 2,048 chunks,
+	// whose transaction can hold the lock for seconds on a loaded machine.
+	if s.write, err = sql.Open(driverName, path+"?_busy_timeout=30000&"+params+"&_txlock=immediate&_secure_delete=on"); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s.write.SetMaxOpenConns(1)
@@ -143,7 +146,7 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
-	if s.read, err = sql.Open(driverName, path+"?"+params+"&_query_only=1"); err != nil {
+	if s.read, err = sql.Open(driverName, path+"?_busy_timeout=5000&"+params+"&_query_only=1"); err != nil {
 		s.write.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
