@@ -316,15 +316,7 @@ func (s *Store) importDocument(ctx context.Context, st *importStmts, ad *ingestd
 	}
 	tier := nullable(string(doc.Tier))
 	for _, c := range ad.Chunks {
-		hp := "[]"
-		if len(c.HeadingPath) > 0 {
-			b, _ := json.Marshal(c.HeadingPath)
-			hp = string(b)
-		}
-		var emb any
-		if len(c.Embedding) > 0 {
-			emb = encodeVector(c.Embedding)
-		}
+		hp, emb := chunkColumns(c)
 		if _, err := st.chunk.ExecContext(ctx, c.ID, doc.ID, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tier, c.Locator); err != nil {
 			return fmt.Errorf("import chunk %s of %s: %w", c.ID, doc.ID, err)
 		}

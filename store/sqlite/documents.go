@@ -395,15 +395,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		}
 		tierArg := nullable(string(doc.Tier))
 		for _, c := range r.chunks {
-			hp := "[]"
-			if len(c.HeadingPath) > 0 {
-				b, _ := json.Marshal(c.HeadingPath)
-				hp = string(b)
-			}
-			var emb any
-			if len(c.Embedding) > 0 {
-				emb = encodeVector(c.Embedding)
-			}
+			hp, emb := chunkColumns(c)
 			if _, err := ins.ExecContext(ctx, c.ID, id, c.Ordinal, hp, c.Text, c.Fenced, c.Tokens, emb, c.EmbedderID, tierArg, c.Locator); err != nil {
 				return false, conflict(fmt.Sprintf("insert chunk %s of %s", c.ID, id), err)
 			}
@@ -865,4 +857,19 @@ func anys[T ~string](xs []T) []any {
 		out[i] = string(x)
 	}
 	return out
+}
+
+// chunkColumns are the columns of c's row that are not its fields as
+// they are: the heading path as JSON ("[]" for none) and the embedding
+// as stored (NULL for none).
+func chunkColumns(c ingestd.Chunk) (headingPath string, embedding any) {
+	headingPath = "[]"
+	if len(c.HeadingPath) > 0 {
+		b, _ := json.Marshal(c.HeadingPath)
+		headingPath = string(b)
+	}
+	if len(c.Embedding) > 0 {
+		embedding = encodeVector(c.Embedding)
+	}
+	return headingPath, embedding
 }

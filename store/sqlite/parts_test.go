@@ -40,49 +40,12 @@ func TestVectorPartsFollowStatus(t *testing.T) {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		got := answers(t, s)
-		for _, id := range []string{a4, c5} {
-			hits, err := s.SearchVector(ctx, []float32{1, 1, 1, 1, 1}, ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusRejected}}, 200)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got += id + ":"
-			for _, h := range hits {
-				if h.DocumentID == id {
-					got += " " + h.ChunkID
-				}
-			}
-			got += "\n"
-		}
-		s.vec.mu.RLock()
-		inRejected := 0
-		for _, e := range s.vec.byEmb {
-			inRejected += e.parts[partRejected].Len()
-		}
-		s.vec.mu.RUnlock()
+		got, inRejected := partAnswers(t, s, answers(t, s), a4, c5)
 		want := reference(t, s)
 		s.vec.snapWG.Wait()
 		os.Rename(path+".index", path+".index.aside") // r loads the rows
 		r := mustOpen(t, path)
-		for _, id := range []string{a4, c5} {
-			hits, err := r.SearchVector(ctx, []float32{1, 1, 1, 1, 1}, ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusRejected}}, 200)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want += id + ":"
-			for _, h := range hits {
-				if h.DocumentID == id {
-					want += " " + h.ChunkID
-				}
-			}
-			want += "\n"
-		}
-		r.vec.mu.RLock()
-		wantRejected := 0
-		for _, e := range r.vec.byEmb {
-			wantRejected += e.parts[partRejected].Len()
-		}
-		r.vec.mu.RUnlock()
+		want, wantRejected := partAnswers(t, r, want, a4, c5)
 		if r.vec.fromSnap {
 			t.Fatal("the store loading the rows loaded a snapshot")
 		}
@@ -107,4 +70,31 @@ func holdSnapshots(v *vectors) {
 	v.syncMu.Lock()
 	v.snapPending = 0
 	v.syncMu.Unlock()
+}
+
+// partAnswers appends to answers, for each of ids, the chunks a vector
+// search over active and rejected documents finds of it, and counts the
+// vectors in the rejected part.
+func partAnswers(t *testing.T, s *Store, answers string, ids ...string) (string, int) {
+	t.Helper()
+	for _, id := range ids {
+		hits, err := s.SearchVector(context.Background(), []float32{1, 1, 1, 1, 1}, ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusActive, ingestd.StatusRejected}}, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers += id + ":"
+		for _, h := range hits {
+			if h.DocumentID == id {
+				answers += " " + h.ChunkID
+			}
+		}
+		answers += "\n"
+	}
+	s.vec.mu.RLock()
+	defer s.vec.mu.RUnlock()
+	rejected := 0
+	for _, e := range s.vec.byEmb {
+		rejected += e.parts[partRejected].Len()
+	}
+	return answers, rejected
 }
