@@ -178,14 +178,7 @@ func runBenchStoreServe(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	med := func(f func(serveRound) float64) float64 {
-		v := make([]float64, len(out))
-		for i, r := range out {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(f func(serveRound) float64) float64 { return medianOf(out, f) }
 	n := out[0].Chunks
 	fmt.Fprintf(e.stdout, "median of %d: /readyz %.0f ms = %.2f× the scan (%.0f ms); first answer %.0f ms = %.2f× the scan; /healthz %.0f ms; RSS ready %.2f KB/chunk, after load %.2f KB/chunk, peak %.2f KB/chunk; load %.1f req/s\n",
 		len(out), med(func(r serveRound) float64 { return msf(r.Readyz) }), med(func(r serveRound) float64 { return r.ReadyRatio }),
@@ -347,14 +340,7 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	med := func(f func(ingestRound) float64) float64 {
-		v := make([]float64, len(out))
-		for i, r := range out {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(f func(ingestRound) float64) float64 { return medianOf(out, f) }
 	fmt.Fprintf(e.stdout, "baseline: the %d chunks' text and stored vector (384-d float32 blob) inserted into one table (seq INTEGER PRIMARY KEY, text, embedding) "+
 		"in 1,000-row transactions, one prepared INSERT, WAL, synchronous=NORMAL; with an %s table over the text, and without\n",
 		out[0].Chunks, strings.ToUpper(out[0].RawFTS))
@@ -514,14 +500,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	med := func(f func(retrieveRound) float64) float64 {
-		v := make([]float64, len(out))
-		for i, r := range out {
-			v[i] = f(r)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(f func(retrieveRound) float64) float64 { return medianOf(out, f) }
 	fmt.Fprintf(e.stdout, "median of %d rounds: one caller p50 %.2f ms, p99 %.2f ms, CPU %.2f ms a call; %d callers in process %.1f calls/s",
 		len(out), med(func(r retrieveRound) float64 { return msf(r.P50) }), med(func(r retrieveRound) float64 { return msf(r.P99) }),
 		med(func(r retrieveRound) float64 { return msf(r.CPUPerCall) }), *conc, med(func(r retrieveRound) float64 { return r.InProcRate }))
@@ -534,3 +513,14 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 }
 
 func msStr(d time.Duration) string { return fmt.Sprintf("%.2fms", msf(d)) }
+
+// medianOf is the median of f over the rounds (the upper one of an even
+// count).
+func medianOf[R any](rounds []R, f func(R) float64) float64 {
+	v := make([]float64, len(rounds))
+	for i, r := range rounds {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
