@@ -13,8 +13,8 @@ import (
 // stamped, chunked, fenced and embedded on its own, in the order the
 // connector puts them, as Ingest does; the finished document then waits
 // in the pass's batch, which the store writes in one call
-// (DocumentStore.PutDocuments: one transaction on SQLite, each document
-// in its own savepoint, so one refused document leaves its neighbours).
+// (DocumentStore.PutDocuments: one transaction on SQLite, in which one
+// refused document leaves its neighbours).
 // A batch is written once it holds batchDocs documents or batchChunks
 // chunks, or its oldest has waited batchWait, in the background while the pass prepares the next
 // one (one write at a time, so the store's work and the pass's overlap on

@@ -106,8 +106,8 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 
 // PutDocuments writes the puts as PutDocument would, sharing the
 // transactions of group commit: all of them are queued at once, so they
-// are written together (up to putBatchMax a transaction, each in its own
-// savepoint) with whatever concurrent PutDocument calls are waiting.
+// are written together (up to putBatchMax a transaction; see commitPuts)
+// with whatever concurrent PutDocument calls are waiting.
 func (s *Store) PutDocuments(ctx context.Context, puts []ingestd.DocumentPut) []ingestd.PutResult {
 	out := make([]ingestd.PutResult, len(puts))
 	reqs := make([]*putReq, 0, len(puts))
@@ -193,8 +193,9 @@ const maxPutBatch = 256
 
 // commitPuts is group commit. Every call queues its documents; whichever
 // call then holds the write lock takes everything queued (up to
-// putBatchMax) and writes it in one transaction, each document inside a
-// savepoint so that one refused document leaves the others; the callers it
+// putBatchMax) and writes it in one transaction (plainly; when a document
+// is refused, again with each in a savepoint, so that the refused one
+// leaves the others: putBatch); the callers it
 // wrote find their results when they get the lock and return. One commit
 // then serves many documents: SQLite's cost per transaction (the commit,
 // the pages every transaction rewrites) is paid once per batch. A lone
