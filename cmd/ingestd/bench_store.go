@@ -110,16 +110,9 @@ func runBenchStoreServe(ctx context.Context, e *env, args []string) error {
 	if *dir == "" || *rounds < 1 {
 		return &usageError{cmd: "bench store serve", msg: "--dir is required and --rounds must be positive"}
 	}
-	c := storebench.CorpusAt(*dir)
-	queries, err := readQueries(c.Queries)
+	c, queries, exe, err := benchCorpus(*dir, *serveBin)
 	if err != nil {
 		return err
-	}
-	exe := *serveBin
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return err
-		}
 	}
 	var out []serveRound
 	for r := range *rounds {
@@ -397,16 +390,9 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		prof = f
 	}
-	c := storebench.CorpusAt(*dir)
-	queries, err := readQueries(c.Queries)
+	c, queries, exe, err := benchCorpus(*dir, *serveBin)
 	if err != nil {
 		return err
-	}
-	exe := *serveBin
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return err
-		}
 	}
 	var out []retrieveRound
 	for r := range *rounds {
@@ -523,4 +509,21 @@ func medianOf[R any](rounds []R, f func(R) float64) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// benchCorpus opens the corpus in dir for a store benchmark: its files,
+// its queries, and the ingestd binary to serve it (serveBin, or this one).
+func benchCorpus(dir, serveBin string) (storebench.Corpus, []string, string, error) {
+	c := storebench.CorpusAt(dir)
+	queries, err := readQueries(c.Queries)
+	if err != nil {
+		return c, nil, "", err
+	}
+	exe := serveBin
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return c, nil, "", err
+		}
+	}
+	return c, queries, exe, nil
 }

@@ -61,7 +61,7 @@ type Synthetic struct {
 // NewSynthetic returns the generator for seed.
 func NewSynthetic(seed uint64) *Synthetic {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	return &Synthetic{vocab: vocabulary(r, 8000), seed: seed}
+	return &Synthetic{vocab: Vocabulary(r, 8000), seed: seed}
 }
 
 // Doc is one generated document.
@@ -124,8 +124,10 @@ func (s *Synthetic) Queries(n int) []string {
 	return out
 }
 
-// vocabulary makes n distinct pronounceable words.
-func vocabulary(r *rand.Rand, n int) []string {
+// Vocabulary makes n distinct pronounceable words drawn from r: the
+// made-up vocabulary of the synthetic corpora (this package's and the
+// retrieval benchmarks').
+func Vocabulary(r *rand.Rand, n int) []string {
 	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
 	seen := map[string]bool{}
 	out := make([]string, 0, n)

@@ -278,17 +278,7 @@ func BenchmarkPutDocument(b *testing.B) {
 	ctx := context.Background()
 	i := 0
 	for b.Loop() {
-		d := *docs[i%len(docs)]
-		cs := chunks[i%len(docs)]
-		if i >= len(docs) { // a new identity for another round
-			d.ExternalID = fmt.Sprintf("%s-%d", d.ExternalID, i)
-			d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
-			cs = append([]ingestd.Chunk(nil), cs...)
-			for j := range cs {
-				cs[j].ID = ingestd.ChunkID(d.ID, cs[j].Text, 0)
-				cs[j].DocumentID = d.ID
-			}
-		}
+		d, cs := benchDocument(docs, chunks, i)
 		if _, err := s.PutDocument(ctx, &d, cs, nil); err != nil {
 			b.Fatal(err)
 		}
@@ -367,17 +357,7 @@ func BenchmarkPutDocumentConcurrent(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := int(next.Add(1) - 1)
-					d := *docs[i%len(docs)]
-					cs := chunks[i%len(docs)]
-					if i >= len(docs) { // a new identity for another round
-						d.ExternalID = fmt.Sprintf("%s-%d", d.ExternalID, i)
-						d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
-						cs = append([]ingestd.Chunk(nil), cs...)
-						for j := range cs {
-							cs[j].ID = ingestd.ChunkID(d.ID, cs[j].Text, 0)
-							cs[j].DocumentID = d.ID
-						}
-					}
+					d, cs := benchDocument(docs, chunks, i)
 					if _, err := s.PutDocument(ctx, &d, cs, nil); err != nil {
 						b.Error(err)
 						return
@@ -387,4 +367,22 @@ func BenchmarkPutDocumentConcurrent(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 		})
 	}
+}
+
+// benchDocument is the ith document of a benchmark's loop over docs: the
+// document itself in the first round, then under a new identity (its
+// chunks renamed with it) in each round after.
+func benchDocument(docs []*ingestd.Document, chunks [][]ingestd.Chunk, i int) (ingestd.Document, []ingestd.Chunk) {
+	d := *docs[i%len(docs)]
+	cs := chunks[i%len(docs)]
+	if i >= len(docs) {
+		d.ExternalID = fmt.Sprintf("%s-%d", d.ExternalID, i)
+		d.ID = ingestd.DocumentID(d.Installation, d.ExternalID)
+		cs = append([]ingestd.Chunk(nil), cs...)
+		for j := range cs {
+			cs[j].ID = ingestd.ChunkID(d.ID, cs[j].Text, 0)
+			cs[j].DocumentID = d.ID
+		}
+	}
+	return d, cs
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/storebench"
 )
 
 // Synthetic is a generated corpus for benchmarks: text drawn from a Zipf
@@ -22,7 +23,7 @@ type Synthetic struct {
 // and 256 queries, deterministically from seed.
 func NewSynthetic(chunks int, seed uint64) *Synthetic {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	vocab := vocabulary(r, 8000)
+	vocab := storebench.Vocabulary(r, 8000)
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(seed+1, seed+2)), 1.07, 2, uint64(len(vocab)-1))
 	words := func(n int) string {
 		w := make([]string, n)
@@ -90,26 +91,4 @@ func SyntheticInstallations(tierBy bool) []ingestd.Installation {
 		insts[1].TierByMeta = map[string]map[string]ingestd.Tier{"author_association": {"MEMBER": ingestd.TierTrustedInternal}}
 	}
 	return insts
-}
-
-// vocabulary makes n distinct pronounceable words.
-func vocabulary(r *rand.Rand, n int) []string {
-	const cons, vows = "bcdfghjklmnprstvwz", "aeiou"
-	seen := map[string]bool{}
-	out := make([]string, 0, n)
-	for len(out) < n {
-		var b strings.Builder
-		for range 1 + r.IntN(3) {
-			b.WriteByte(cons[r.IntN(len(cons))])
-			b.WriteByte(vows[r.IntN(len(vows))])
-		}
-		if r.IntN(2) == 0 {
-			b.WriteByte(cons[r.IntN(len(cons))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	return out
 }
