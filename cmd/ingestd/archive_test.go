@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -528,5 +529,60 @@ func TestRestoreChecksTheErasureKey(t *testing.T) {
 	}
 	if out := mustRun(t, "erase", "--list", "--config", into); !strings.Contains(out, "support") {
 		t.Fatalf("the restored tombstones are not listed:\n%s", out)
+	}
+}
+
+// TestRestoreRefusesForeignSQL: a genuine backup with SQL of someone
+// else's added — a trigger that files every new mail of the untrusted
+// inbox under the trusted handbook, undeclared, with a view and a table
+// beside it — is refused by `restore --force`, which changes nothing;
+// copied into data_dir by hand, it is refused by every command that opens
+// the store, naming what it found.
+func TestRestoreRefusesForeignSQL(t *testing.T) {
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("k3y-", 10))
+	src := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	mustRun(t, "sync", "handbook", "--config", src)
+	backup := filepath.Join(t.TempDir(), "b.db")
+	mustRun(t, "backup", "--out", backup, "--config", src)
+	db, err := sql.Open("sqlite3", backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TRIGGER launder AFTER INSERT ON documents BEGIN
+			UPDATE documents SET installation = 'handbook', tier = NULL WHERE id = new.id;
+		END;
+		CREATE VIEW v AS SELECT 1;
+		CREATE TABLE t (x)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	into := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	mustRun(t, "sync", "handbook", "--config", into)
+	before := mustRun(t, "provenance", "--json", "--config", into)
+	code, _, errs := runCmd(t, "restore", backup, "--force", "--config", into)
+	for _, want := range []string{`trigger "launder" on documents is not one this build made`, `view "v"`, `table "t"`} {
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Fatalf("restore of a backup with foreign SQL: exit %d, %s; want it to name %s", code, errs, want)
+		}
+	}
+	if after := mustRun(t, "provenance", "--json", "--config", into); after != before {
+		t.Fatalf("a refused restore changed the store:\n%s\nwas\n%s", after, before)
+	}
+
+	// By hand: the file copied over the store's.
+	data := filepath.Join(filepath.Dir(into), "data", "ingestd.db")
+	for _, suffix := range []string{"-wal", "-shm"} {
+		os.Remove(data + suffix)
+	}
+	b := mustRead(t, backup)
+	if err := os.WriteFile(data, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"sync", "support"}, {"search", "refund"}, {"provenance"}, {"export", "--out", filepath.Join(t.TempDir(), "x")}} {
+		code, _, errs := runCmd(t, append(args, "--config", into)...)
+		if code != 1 || !strings.Contains(errs, `trigger "launder" on documents`) {
+			t.Fatalf("ingestd %s on a hand-copied file with a foreign trigger: exit %d, %s", args[0], code, errs)
+		}
 	}
 }

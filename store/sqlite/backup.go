@@ -42,9 +42,12 @@ func openFile(path string) (*sql.DB, error) {
 }
 
 // Inspect checks the database file at path without changing it (SQLite's
-// quick_check) and reports its schema version and what it holds. Returns
-// EINVALID for a file that is not a sound ingestd store or was written
-// by a newer schema than this build knows, ENOTFOUND for no file.
+// quick_check, then its schema: checkSchema) and reports its schema
+// version and what it holds. Returns EINVALID for a file that is not a
+// sound ingestd store, holds a schema this build did not make (at its
+// version; an older file's is checked whole once it migrates, see
+// Restore) or was written by a newer schema than this build knows,
+// ENOTFOUND for no file.
 func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	db, err := openFile(path)
 	if err != nil {
@@ -58,6 +61,9 @@ func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	if check != "ok" {
 		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is damaged: quick_check says %s", path, check)
 	}
+	if err := checkSchema(ctx, db, path, false); err != nil {
+		return FileInfo{}, err
+	}
 	var info FileInfo
 	var version sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil || !version.Valid {
@@ -66,6 +72,11 @@ func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	info.SchemaVersion = int(version.Int64)
 	if info.SchemaVersion > SchemaVersion() {
 		return info, ingestd.Errorf(ingestd.EINVALID, "%s has schema version %d; this build knows up to %d: run a newer ingestd", path, info.SchemaVersion, SchemaVersion())
+	}
+	if info.SchemaVersion == SchemaVersion() {
+		if err := checkSchema(ctx, db, path, true); err != nil {
+			return info, err
+		}
 	}
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM documents").Scan(&info.Documents); err != nil {
 		return info, fmt.Errorf("count documents of %s: %w", path, err)
@@ -137,12 +148,14 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 }
 
 // Restore puts the backup file src in place as the database at path:
-// checked first (Inspect), copied beside path, synced, and renamed over
-// it, after the old database's write-ahead log and shared-memory files are
-// removed (a log left beside the restored file would be replayed into
-// it). No process may have path open: the caller makes sure (ingestd
-// restore refuses while serve holds the data_dir lock). The restored file
-// is migrated by the next Open. Returns what Inspect found in src.
+// checked first (Inspect), copied beside path, opened there as a Store
+// would open it (migrated to this build's version, its schema checked
+// whole), synced, and renamed over path, after the old database's
+// write-ahead log and shared-memory files are removed (a log left beside
+// the restored file would be replayed into it). A backup refused at any
+// step leaves path as it was. No process may have path open: the caller
+// makes sure (ingestd restore refuses while serve holds the data_dir
+// lock). Returns what Inspect found in src.
 func Restore(ctx context.Context, src, path string) (FileInfo, error) {
 	info, err := Inspect(ctx, src)
 	if err != nil {
@@ -152,8 +165,21 @@ func Restore(ctx context.Context, src, path string) (FileInfo, error) {
 		return info, err
 	}
 	tmp := path + ".restoring"
+	removeTmp := func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(tmp + suffix)
+		}
+	}
 	if err := copyFile(src, tmp); err != nil {
-		os.Remove(tmp)
+		removeTmp()
+		return info, fmt.Errorf("restore %s: %w", src, err)
+	}
+	s, err := Open(ctx, tmp, nil)
+	if err == nil {
+		err = s.Close()
+	}
+	if err != nil {
+		removeTmp()
 		return info, fmt.Errorf("restore %s: %w", src, err)
 	}
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
