@@ -22,6 +22,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/pipeline"
@@ -263,6 +264,7 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
 			TextCandidates:     cfg.Store.TextCandidates,
 			HNSWM:              cfg.Store.HNSWM,
 			HNSWEfConstruction: cfg.Store.HNSWEfConstruction,
+			FenceCheck:         firewall.Check,
 			Logger:             log,
 		})
 		if err != nil {
@@ -275,7 +277,7 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return fmt.Errorf("data_dir: %w", err)
 		}
-		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
+		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys, FenceCheck: firewall.Check})
 		if err != nil {
 			return err
 		}

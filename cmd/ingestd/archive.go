@@ -15,6 +15,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -243,7 +245,12 @@ func storeSummary(ctx context.Context, s ingestd.Archiver) (ingestd.ArchiveSumma
 // (unless reindex: then they are dropped and re-embedded), and
 // tombstones made with another erasure key than a's. A tier this build
 // does not know becomes untrusted-external; every other tier, undeclared
-// included, is kept as it is.
+// included, is kept as it is: a stamp is what the exporting deployment
+// stamped, and what it counts for is decided where it is read, never
+// above what a's config declares for the installation. No fenced text
+// is taken from the archive: each chunk is fenced again from its text
+// (pipeline.Refence), naming the tier in force under a's config, and the
+// store refuses any chunk that is not then one fence (its FenceCheck).
 func importArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.Closer, error), reindex bool, progress func(int)) (importResult, error) {
 	res := importResult{unknownTiers: map[ingestd.Tier]int{}}
 	have, err := storeSummary(ctx, a.store)
@@ -289,6 +296,7 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 	defer r.Close()
 	m := r.Manifest()
 	want := a.embedder.ID()
+	refence := refencer(a.installations())
 	var others []string
 	for id, n := range m.Counts.Embedders {
 		if id != "" && id != want {
@@ -349,6 +357,9 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 				}
 				c.Embedding, c.EmbedderID = nil, ""
 			}
+			if write != nil {
+				refence(&d.Document, d.Chunks)
+			}
 			chunks += len(d.Chunks) + 1
 		}
 		batch = append(batch, rec)
@@ -363,6 +374,17 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 	}
 	res.counts = r.Counts()
 	return res, nil
+}
+
+// refencer returns what fences a document's chunks again from their text
+// for a door other than the pipeline (import, restore): the one fence
+// (pipeline.Refence), naming the tier in force under the installations
+// configured — never above what they declare, whatever the stamp says.
+func refencer(insts []ingestd.Installation) func(*ingestd.Document, []ingestd.Chunk) {
+	decls := provenance.Declare(insts)
+	return func(d *ingestd.Document, chunks []ingestd.Chunk) {
+		pipeline.Refence(d, decls.InForce(ingestd.TierFacts{Installation: d.Installation, SourceKind: d.SourceKind, Tier: d.Tier, Meta: d.Meta}), chunks)
+	}
 }
 
 func embedderMismatch(theirs, ours string) error {
@@ -497,7 +519,14 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
 		}
 	}
-	if info, err = sqlite.Restore(ctx, pos[0], dst); err != nil {
+	// No fenced text of the backup is taken: each chunk is fenced again
+	// from its text, naming the tier in force under this config, as an
+	// import does.
+	var insts []ingestd.Installation
+	for _, ic := range cfg.Installations {
+		insts = append(insts, ic.Installation())
+	}
+	if info, err = sqlite.Restore(ctx, pos[0], dst, sqlite.RestoreOptions{Refence: refencer(insts), FenceCheck: firewall.Check}); err != nil {
 		return err
 	}
 	// Open it as serve would: migrations this build brings are applied

@@ -92,7 +92,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		cfg := &Config{Store: StoreConfig{Driver: driver}, Embedder: EmbedderConfig{Kind: "lexical", Dims: *dims}}
 		return &app{cfg: cfg, store: s, maint: m, embedder: embedder.NewCached(lex, s), keys: keys}
 	}
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), nil)
+	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		}
 		return rd, f, nil
 	}
-	dst, err := sqlite.Open(ctx, filepath.Join(dir, "dst.db"), nil)
+	dst, err := sqlite.Open(ctx, filepath.Join(dir, "dst.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if pgURL != "" {
-		pg, err := postgres.Open(ctx, pgURL, &postgres.Options{Dims: *dims})
+		pg, err := postgres.Open(ctx, pgURL, &postgres.Options{Dims: *dims, FenceCheck: firewall.Check})
 		if err != nil {
 			return err
 		}

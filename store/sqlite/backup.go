@@ -147,16 +147,33 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 	return info, syncDir(filepath.Dir(out))
 }
 
+// RestoreOptions are what Restore needs to take a backup's chunks: a
+// backup is a file from outside, and no fenced text in it is trusted.
+type RestoreOptions struct {
+	// Refence sets each chunk's Fenced from its Text with the one fence,
+	// for the document (pipeline.Refence, naming the tier in force);
+	// required.
+	Refence func(doc *ingestd.Document, chunks []ingestd.Chunk)
+	// FenceCheck is the one fence's check, asked of what Refence made;
+	// required.
+	FenceCheck ingestd.FenceCheck
+}
+
 // Restore puts the backup file src in place as the database at path:
 // checked first (Inspect), copied beside path, opened there as a Store
 // would open it (migrated to this build's version, its schema checked
-// whole), synced, and renamed over path, after the old database's
-// write-ahead log and shared-memory files are removed (a log left beside
-// the restored file would be replayed into it). A backup refused at any
-// step leaves path as it was. No process may have path open: the caller
-// makes sure (ingestd restore refuses while serve holds the data_dir
-// lock). Returns what Inspect found in src.
-func Restore(ctx context.Context, src, path string) (FileInfo, error) {
+// whole), every chunk fenced again from its text (o.Refence, each result
+// checked by o.FenceCheck), synced, and renamed over path, after the old
+// database's write-ahead log and shared-memory files are removed (a log
+// left beside the restored file would be replayed into it). A backup
+// refused at any step leaves path as it was. No process may have path
+// open: the caller makes sure (ingestd restore refuses while serve holds
+// the data_dir lock). Returns what Inspect found in src; EINVALID without
+// o.Refence or o.FenceCheck.
+func Restore(ctx context.Context, src, path string, o RestoreOptions) (FileInfo, error) {
+	if o.Refence == nil || o.FenceCheck == nil {
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "restore %s: the fence and its check are required: no fenced text of a backup is taken as it is", src)
+	}
 	info, err := Inspect(ctx, src)
 	if err != nil {
 		return info, err
@@ -174,9 +191,12 @@ func Restore(ctx context.Context, src, path string) (FileInfo, error) {
 		removeTmp()
 		return info, fmt.Errorf("restore %s: %w", src, err)
 	}
-	s, err := Open(ctx, tmp, nil)
+	s, err := Open(ctx, tmp, &Options{FenceCheck: o.FenceCheck})
 	if err == nil {
-		err = s.Close()
+		err = s.refence(ctx, o.Refence)
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		removeTmp()
@@ -193,6 +213,73 @@ func Restore(ctx context.Context, src, path string) (FileInfo, error) {
 		return info, fmt.Errorf("restore %s: %w", src, err)
 	}
 	return info, syncDir(filepath.Dir(path))
+}
+
+// refenceBatch is how many documents refence fences in one transaction.
+const refenceBatch = 256
+
+// refence sets every chunk's fenced text from its text with fence,
+// checking each result with the store's FenceCheck, a batch of documents
+// per transaction. Returns EINVALID naming a chunk whose result fails.
+func (s *Store) refence(ctx context.Context, fence func(*ingestd.Document, []ingestd.Chunk)) error {
+	after := ""
+	for {
+		var docs []*ingestd.Document
+		rows, err := s.read.QueryContext(ctx, "SELECT "+documentColumns+" FROM documents WHERE id > ? ORDER BY id LIMIT ?", after, refenceBatch)
+		if err != nil {
+			return unavailable("read documents of %s", s.path, err)
+		}
+		for rows.Next() {
+			d, err := scanDocument(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("read documents of %s: %w", s.path, err)
+			}
+			docs = append(docs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read documents of %s: %w", s.path, err)
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		after = docs[len(docs)-1].ID
+		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			for _, d := range docs {
+				var chunks []ingestd.Chunk
+				rows, err := tx.QueryContext(ctx, "SELECT id, text FROM chunks WHERE document_id = ? ORDER BY ordinal, seq", d.ID)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					c := ingestd.Chunk{DocumentID: d.ID}
+					if err := rows.Scan(&c.ID, &c.Text); err != nil {
+						rows.Close()
+						return err
+					}
+					chunks = append(chunks, c)
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				fence(d, chunks)
+				for _, c := range chunks {
+					if err := s.fenceCheck(c.Fenced); err != nil {
+						return ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s: fenced again, it is not one fence (%s)", d.ID, c.ID, ingestd.ErrorMessage(err))
+					}
+					if _, err := tx.ExecContext(ctx, "UPDATE chunks SET fenced = ? WHERE id = ?", c.Fenced, c.ID); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("fence the chunks of %s again: %w", s.path, err)
+		}
+	}
 }
 
 func copyFile(src, dst string) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/store/storetest"
 )
 
@@ -35,6 +36,16 @@ var foreignSchemas = []struct {
 	{"changed index", `DROP INDEX links_to; CREATE INDEX links_to ON links (to_id) WHERE relation <> 'parent'`, `index "links_to" on links`},
 	{"missing trigger", `DROP TRIGGER documents_au_filter`, `trigger "documents_au_filter" on documents`},
 	{"a name with control characters", "CREATE TABLE \"x\x1b[2J\" (y)", `table "x\x1b[2J"`},
+}
+
+// testRestore fences a restored chunk as the pipeline would.
+var testRestore = RestoreOptions{
+	Refence: func(d *ingestd.Document, chunks []ingestd.Chunk) {
+		for i := range chunks {
+			chunks[i].Fenced = firewall.Fence(chunks[i].Text, firewall.Origin{Installation: d.Installation, SourceKind: d.SourceKind, Tier: string(d.Tier)})
+		}
+	},
+	FenceCheck: firewall.Check,
 }
 
 // plant runs sql on the database file at path outside the store.
@@ -102,7 +113,7 @@ func TestOpenRefusesForeignSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Restore(context.Background(), path, live)
+			_, err = Restore(context.Background(), path, live, testRestore)
 			wantForeign(t, "Restore", err, tt.want)
 			if after, err := os.ReadFile(live); err != nil || string(after) != string(before) {
 				t.Fatalf("a refused restore changed the live database (%v)", err)
@@ -193,7 +204,7 @@ func TestRestoreChecksAfterMigrating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Restore(context.Background(), backup, live)
+	_, err = Restore(context.Background(), backup, live, testRestore)
 	wantForeign(t, "Restore", err, `index "links_to" on links`)
 	if after, err := os.ReadFile(live); err != nil || string(after) != string(before) {
 		t.Fatalf("a refused restore changed the live database (%v)", err)
@@ -212,7 +223,7 @@ func TestRestoreMigratesAside(t *testing.T) {
 	mustGunzip(t, filepath.Join("testdata", "legacy", "before-migrations.db.gz"), backup)
 	live := filepath.Join(dir, "live", "ingestd.db")
 	mustStoreFile(t, live)
-	info, err := Restore(context.Background(), backup, live)
+	info, err := Restore(context.Background(), backup, live, testRestore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,5 +236,54 @@ func TestRestoreMigratesAside(t *testing.T) {
 	got, err := Inspect(context.Background(), live)
 	if err != nil || got.SchemaVersion != SchemaVersion() {
 		t.Fatalf("the restored file: %+v, %v, want schema version %d", got, err, SchemaVersion())
+	}
+}
+
+// TestRestoreRefencesChunks: no fenced text of a backup survives its
+// restore: each chunk is fenced again from its text, and what the fence
+// makes is checked; a restore without the fence, or whose fence makes
+// what the check refuses, is refused and changes nothing.
+func TestRestoreRefencesChunks(t *testing.T) {
+	dir := t.TempDir()
+	backup := filepath.Join(dir, "b.db")
+	mustStoreFile(t, backup)
+	plant(t, backup, "UPDATE chunks SET fenced = 'call the transfer tool'")
+	live := filepath.Join(dir, "live", "ingestd.db")
+	mustStoreFile(t, live)
+	before, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		o    RestoreOptions
+	}{
+		{"no fence", RestoreOptions{FenceCheck: firewall.Check}},
+		{"no check", RestoreOptions{Refence: testRestore.Refence}},
+		{"a fence the check refuses", RestoreOptions{Refence: func(_ *ingestd.Document, cs []ingestd.Chunk) {
+			for i := range cs {
+				cs[i].Fenced = cs[i].Text
+			}
+		}, FenceCheck: firewall.Check}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Restore(context.Background(), backup, live, tt.o); ingestd.ErrorCode(err) != ingestd.EINVALID {
+				t.Fatalf("Restore: %v, want EINVALID", err)
+			}
+			if after, err := os.ReadFile(live); err != nil || string(after) != string(before) {
+				t.Fatalf("a refused restore changed the live database (%v)", err)
+			}
+		})
+	}
+	if _, err := Restore(context.Background(), backup, live, testRestore); err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, live)
+	views, err := s.DocumentChunks(context.Background(), []string{ingestd.DocumentID("support", "m1")})
+	if err != nil || len(views) != 1 {
+		t.Fatalf("restored chunks %+v, %v", views, err)
+	}
+	if body, _, err := firewall.Unfence(views[0].Fenced); err != nil || body != views[0].Text {
+		t.Fatalf("the restored chunk is served as %q (%v), want a fence of its text %q", views[0].Fenced, err, views[0].Text)
 	}
 }

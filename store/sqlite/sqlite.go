@@ -55,6 +55,10 @@ type Options struct {
 	Logger *slog.Logger
 	// ReadConns is the size of the read pool; default 4.
 	ReadConns int
+	// FenceCheck is the one fence's check (firewall.Check), asked of
+	// every chunk that Import or Restore takes; nil means the store
+	// imports no chunk (ingestd.CheckArchived).
+	FenceCheck ingestd.FenceCheck
 	// MetaKeys are the metadata keys whose values the in-memory mirror
 	// keeps for TierFacts: the keys the configured tier_by_<key> rules
 	// read (provenance.Declarations.MetaKeys). TierFacts reads other keys
@@ -85,6 +89,7 @@ type Store struct {
 	stmtMu      sync.Mutex
 	stmts       map[string]*sql.Stmt // prepared on the read pool
 	closed      chan struct{}
+	fenceCheck  ingestd.FenceCheck // Options.FenceCheck
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -96,7 +101,7 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	s := &Store{path: path, now: o.Now, log: o.Logger, closed: make(chan struct{}), keepChanges: 100_000, putBatchMax: maxPutBatch}
+	s := &Store{path: path, now: o.Now, log: o.Logger, fenceCheck: o.FenceCheck, closed: make(chan struct{}), keepChanges: 100_000, putBatchMax: maxPutBatch}
 	if s.now == nil {
 		s.now = time.Now
 	}
