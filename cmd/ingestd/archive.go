@@ -49,7 +49,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	counts, err := exportTo(ctx, a, w, *comp)
+	aw, err := exportTo(ctx, a, w, *comp)
 	if err != nil {
 		abort()
 		return err
@@ -61,12 +61,18 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if where == "-" {
 		where = "stdout"
 	}
-	fmt.Fprintf(e.stderr, "exported %s to %s\n", describeCounts(counts), where)
+	fmt.Fprintf(e.stderr, "exported %s to %s\n", describeCounts(aw.Counts()), where)
+	if big, def := aw.Largest(), archive.DefaultLimits; big.Bytes > def.MaxRecordBytes || big.Objects > def.MaxRecordObjects {
+		fmt.Fprintf(e.stderr, "its largest document is a record of %.1f MiB and %d objects, more than import reads by default (%d MiB, %d objects): "+
+			"import it with --max-record-mib %d --max-record-objects %d\n", float64(big.Bytes)/(1<<20), big.Objects,
+			def.MaxRecordBytes>>20, def.MaxRecordObjects, max(def.MaxRecordBytes, big.Bytes+1<<20-1)>>20, max(def.MaxRecordObjects, big.Objects))
+	}
 	return nil
 }
 
-// exportTo writes the store's archive to w.
-func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (ingestd.ArchiveSummary, error) {
+// exportTo writes the store's archive to w and returns its closed
+// writer, which counts what it wrote.
+func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (*archive.Writer, error) {
 	var aw *archive.Writer
 	err := a.store.Export(ctx, func(r ingestd.ArchiveRecord) error {
 		if r.Summary != nil {
@@ -77,12 +83,12 @@ func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (ing
 		return aw.Write(r)
 	})
 	if err != nil {
-		return ingestd.ArchiveSummary{}, err
+		return nil, err
 	}
 	if aw == nil {
-		return ingestd.ArchiveSummary{}, errors.New("export: the store wrote no summary")
+		return nil, errors.New("export: the store wrote no summary")
 	}
-	return aw.Counts(), aw.Close()
+	return aw, aw.Close()
 }
 
 // manifest describes this deployment for an archive's first record.
@@ -159,6 +165,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
 	reindex := fs.Bool("reindex", false, "when the archive's vectors were made by another embedder than the configured one, import without them and re-embed every such chunk")
+	maxMiB := fs.Int("max-record-mib", archive.DefaultLimits.MaxRecordBytes>>20, "refuse an archive with a record (a document with its chunks) longer than this many `MiB`: what import may hold of it at once")
+	maxObjects := fs.Int("max-record-objects", archive.DefaultLimits.MaxRecordObjects, "refuse an archive with a record of more JSON objects (a document's chunks and links) than `N`")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -166,6 +174,11 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return &usageError{cmd: "import", msg: "want one archive file, or - for stdin"}
 	}
+	if *maxMiB < 1 || *maxMiB > 4096 || *maxObjects < 1 {
+		return &usageError{cmd: "import", msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
+	}
+	lim := archive.DefaultLimits
+	lim.MaxRecordBytes, lim.MaxRecordObjects = *maxMiB<<20, *maxObjects
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
 		return err
@@ -194,7 +207,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := archive.NewReader(f)
+		r, err := archive.NewLimitedReader(f, lim)
 		if err != nil {
 			f.Close()
 			return nil, nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -722,6 +723,36 @@ func TestRestoreRefencesChunks(t *testing.T) {
 		body, o, err := firewall.Unfence(c.Fenced)
 		if err != nil || o.Installation != "support" || o.Tier != string(ingestd.TierUntrustedExternal) || !strings.Contains(body, strings.TrimSpace(c.Text)[:20]) {
 			t.Fatalf("%s is served in %q from %s/%s (%v), want a fence of its own text from support, untrusted-external", c.DocumentID, body, o.Installation, o.Tier, err)
+		}
+	}
+}
+
+// TestImportBoundsRecords: `import` of a small gzip archive holding one
+// 64 MiB line is refused while it reads it, naming the limit, the line
+// and the flag that raises it; nothing is written.
+func TestImportBoundsRecords(t *testing.T) {
+	t.Setenv("INGESTD_TEST_ARCHIVE_ERASURE_KEY", strings.Repeat("k3y-", 10))
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	io.WriteString(zw, `{"manifest":{"format":"ingestd-archive","version":1,"counts":{"embedders":{}}}}`+"\n")
+	io.WriteString(zw, `{"document":{"id":"d","title":"`)
+	block := bytes.Repeat([]byte("A"), 1<<20)
+	for range 64 {
+		zw.Write(block)
+	}
+	io.WriteString(zw, "\"}}\n")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bomb.ingestd")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	into := deployment(t, "store: {driver: sqlite}", "embedder: {kind: lexical, dims: 384}")
+	code, _, errs := runCmd(t, "import", p, "--config", into)
+	for _, want := range []string{"line 2", "32 MiB", "--max-record-mib", "nothing was written"} {
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Fatalf("import of a %d KiB archive of one 64 MiB line: exit %d, %s; want it to name %q", buf.Len()>>10, code, errs, want)
 		}
 	}
 }
