@@ -16,6 +16,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -118,7 +119,7 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 	if _, err := os.Lstat(path); err == nil {
 		return nil, nil, nil, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: choose another name or remove it first", path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	f, err := private.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -188,7 +189,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if path == "-" {
 		// The archive is read twice (checked whole, then written): keep
 		// stdin in a file beside the store meanwhile.
-		f, err := os.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
+		f, err := private.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // FileInfo is what Inspect found in a database file.
@@ -124,6 +125,11 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 	defer db.Close()
 	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
 	_ = os.Remove(tmp) // left by a backup that was stopped
+	// VACUUM INTO writes into an empty file as it finds it: made here,
+	// it is its owner's alone (SQLite would make it 0644).
+	if err := private.Touch(tmp); err != nil {
+		return FileInfo{}, fmt.Errorf("back up %s: %w", path, err)
+	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
 		os.Remove(tmp)
 		return FileInfo{}, unavailable("back up %s", path, err)
@@ -178,7 +184,7 @@ func Restore(ctx context.Context, src, path string, o RestoreOptions) (FileInfo,
 	if err != nil {
 		return info, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := private.MkdirAll(filepath.Dir(path)); err != nil {
 		return info, err
 	}
 	tmp := path + ".restoring"
@@ -288,7 +294,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	out, err := private.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return err
 	}
@@ -304,7 +310,7 @@ func copyFile(src, dst string) error {
 }
 
 func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := private.OpenFile(path, os.O_RDWR)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 var _ ingestd.Store = (*Store)(nil)
@@ -116,6 +117,12 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "sqlite path %q: ? and # are not allowed", path)
 	}
 	const params = "_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
+	// SQLite makes a new database 0644, and its log and shared memory
+	// take the database's mode: made here first, all three are the
+	// owner's alone.
+	if err := private.Touch(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, &ingestd.Error{Code: ingestd.EUNAVAILABLE, Message: fmt.Sprintf("database %s: %v", path, err)})
+	}
 	var err error
 	// The writer runs with secure_delete on: what a write deletes (a
 	// replaced chunk, an erased document) is overwritten with zeros, in
