@@ -23,8 +23,10 @@
 // of the snapshot the export read; the end record's are what the stream
 // holds, and a reader refuses a stream that ends before it or does not
 // hold what it says (a truncated file). A reader refuses a version newer
-// than it knows. It never interprets content: text travels as it was
-// stored, fenced text included.
+// than it knows, and one beyond its Limits (a record too long or of too
+// many objects, a decompression bomb) while it reads it. It never
+// interprets content: text travels as it was stored, fenced text
+// included; what an import makes of it is the importer's decision.
 package archive
 
 import (
@@ -365,9 +367,9 @@ type Limits struct {
 }
 
 // DefaultLimits are what NewReader reads with: a document of about 10 MiB
-// of text, and one of 20,000 chunks, fit; a record that decodes to more
-// than about 100 MB does not. A larger document needs limits raised for
-// it (ingestd import --max-record-mib).
+// of text, and one of 20,000 chunks, fit; no record decodes to much more
+// than 100 MB. A larger document needs limits raised for it (ingestd
+// import --max-record-mib, --max-record-objects).
 var DefaultLimits = Limits{
 	MaxRecordBytes:   32 << 20,
 	MaxRecordObjects: 1 << 15,
@@ -481,35 +483,69 @@ func (c *counter) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// errTooLong is a line longer than lineReader's limit.
+// errTooLong is a line longer than lineReader.max.
 var errTooLong = errors.New("line too long")
 
 // lineReader returns the stream's lines one at a time, none longer than
-// its limit: its buffer holds one line of the limit and its newline, so a
-// line is never copied, and a longer one is refused once the buffer is
-// full. The buffer is allocated once; the memory behind it is touched as
-// lines fill it.
+// max: its buffer grows with the longest line, by doubling, up to max
+// and a newline, and a longer line is refused once that much of it was
+// read. A line returned is never copied.
 type lineReader struct {
-	br *bufio.Reader
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int   // buf[start:end] is read and not yet returned
+	err        error // the error r returned, once it did
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, max+1)}
+	return &lineReader{r: r, max: max, buf: make([]byte, min(1<<20, max+1))}
 }
 
 // next returns the next line without its newline, valid until the next
 // call, and whether it had one (the last line of a file cut short has
-// none); io.EOF at the end, errTooLong past the limit.
+// none); io.EOF at the end, errTooLong past max.
 func (lr *lineReader) next() (_ []byte, whole bool, _ error) {
-	b, err := lr.br.ReadSlice('\n')
-	switch {
-	case err == nil || (errors.Is(err, io.EOF) && len(b) > 0):
-		b, whole = bytes.CutSuffix(b, []byte("\n"))
-		return b, whole, nil
-	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, false, errTooLong
-	default:
-		return nil, false, err
+	scanned := 0 // of buf[start:end], bytes known to hold no newline
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.start+scanned:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.start : lr.start+scanned+i]
+			lr.start += scanned + i + 1
+			return line, true, nil
+		}
+		scanned = lr.end - lr.start
+		if scanned > lr.max {
+			return nil, false, errTooLong
+		}
+		if lr.err != nil {
+			if scanned == 0 {
+				return nil, false, lr.err
+			}
+			line := lr.buf[lr.start:lr.end]
+			lr.start = lr.end
+			return line, false, nil
+		}
+		if lr.start > 0 { // make room: the line so far to the front
+			lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+			lr.start = 0
+		}
+		if lr.end == len(lr.buf) {
+			if len(lr.buf) > lr.max {
+				return nil, false, errTooLong
+			}
+			n := 2 * len(lr.buf)
+			if n >= lr.max {
+				n = lr.max + 1 // a line of max bytes and its newline
+			}
+			grown := make([]byte, n)
+			copy(grown, lr.buf[:lr.end])
+			lr.buf = grown
+		}
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err != nil {
+			lr.err = err
+		}
 	}
 }
 
