@@ -28,7 +28,8 @@ var rooms = []struct {
 	{"firewall", []string{"", "provenance"}, nil},
 	{"embedder", []string{"", "internal/clock", "internal/lexnorm"}, nil},
 	{"internal/lexnorm", nil, []string{""}}, // the standard library only
-	{"jobs", []string{"", "internal/clock"}, nil},
+	{"internal/private", nil, []string{""}}, // the standard library only
+	{"jobs", []string{"", "internal/clock", "internal/private"}, nil},
 	{"health", []string{""}, nil},
 	{"pipeline", []string{"", "chunker", "firewall", "provenance", "internal/clock"}, nil},
 	{"erasure", []string{"", "embedder", "pipeline"}, nil},
@@ -37,8 +38,8 @@ var rooms = []struct {
 	// The conformance cases run each ability through the code that uses it:
 	// a webhook flavour through the real intake.
 	{"connectors/connectortest", []string{"", "pipeline", "connectors", "connectors/webhook"}, nil},
-	{"connectors/", []string{"", "connectors", "connectors/", "provenance", "internal/clock"}, nil},
-	{"store/sqlite", []string{"", "store/sqlite/", "internal/clock"}, nil},
+	{"connectors/", []string{"", "connectors", "connectors/", "provenance", "internal/clock", "internal/private"}, nil},
+	{"store/sqlite", []string{"", "store/sqlite/", "internal/clock", "internal/private"}, nil},
 	{"store/postgres", []string{"", "internal/clock"}, nil},
 	{"store/storetest", []string{""}, nil},
 	{"retrieval", []string{"", "firewall", "provenance", "internal/clock"}, []string{"github.com/prometheus/"}},

@@ -23,8 +23,10 @@
 // of the snapshot the export read; the end record's are what the stream
 // holds, and a reader refuses a stream that ends before it or does not
 // hold what it says (a truncated file). A reader refuses a version newer
-// than it knows. It never interprets content: text travels as it was
-// stored, fenced text included.
+// than it knows, and one beyond its Limits (a record too long or of too
+// many objects, a decompression bomb) while it reads it. It never
+// interprets content: text travels as it was stored, fenced text
+// included; what an import makes of it is the importer's decision.
 package archive
 
 import (
@@ -161,10 +163,30 @@ type end struct {
 
 // Writer writes an archive. It is not safe for concurrent use.
 type Writer struct {
-	comp   io.WriteCloser // nil for None
-	buf    *bufio.Writer
-	enc    *json.Encoder
-	counts ingestd.ArchiveSummary
+	comp    io.WriteCloser // nil for None
+	buf     *bufio.Writer
+	out     *countingWriter // under enc: the bytes of each record
+	enc     *json.Encoder
+	counts  ingestd.ArchiveSummary
+	largest RecordSize
+}
+
+// RecordSize is how large a record is, in what Limits bound.
+type RecordSize struct {
+	Bytes   int
+	Objects int
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // NewWriter writes the manifest (Format and Version filled in) to w,
@@ -190,7 +212,8 @@ func NewWriter(w io.Writer, m Manifest, compression string) (*Writer, error) {
 	} else {
 		wr.buf = bufio.NewWriterSize(w, 1<<20)
 	}
-	wr.enc = json.NewEncoder(wr.buf)
+	wr.out = &countingWriter{w: wr.buf}
+	wr.enc = json.NewEncoder(wr.out)
 	wr.enc.SetEscapeHTML(false)
 	m.Format, m.Version = Format, Version
 	m.CreatedAt = m.CreatedAt.UTC()
@@ -234,11 +257,27 @@ func (w *Writer) Write(r ingestd.ArchiveRecord) error {
 	default:
 		return ingestd.Errorf(ingestd.EINVALID, "an archive record with nothing in it")
 	}
-	return w.enc.Encode(l)
+	before := w.out.n
+	if err := w.enc.Encode(l); err != nil {
+		return err
+	}
+	size := RecordSize{Bytes: w.out.n - before - 1, Objects: 2}
+	if d := l.Document; d != nil {
+		size.Objects += len(d.Chunks) + len(d.Links)
+		if len(d.Meta) > 0 {
+			size.Objects++
+		}
+	}
+	w.largest.Bytes, w.largest.Objects = max(w.largest.Bytes, size.Bytes), max(w.largest.Objects, size.Objects)
+	return nil
 }
 
 // Counts is what was written so far.
 func (w *Writer) Counts() ingestd.ArchiveSummary { return w.counts }
+
+// Largest is the most bytes and the most objects of any record written
+// so far: a Reader reads the archive within Limits at least as large.
+func (w *Writer) Largest() RecordSize { return w.largest }
 
 // Close writes the end record and flushes the stream.
 func (w *Writer) Close() error {
@@ -303,14 +342,53 @@ func decodeVector(s string) ([]float32, error) {
 	return v, nil
 }
 
+// Limits bound what a Reader decompresses and holds at once, so that an
+// archive from outside cannot make it hold more than its limits however
+// it was crafted: each is checked while the stream is read, before a
+// record is decoded, and a stream beyond one is refused (EINVALID) naming
+// the limit and the line.
+type Limits struct {
+	// MaxRecordBytes is the longest record, in bytes of its line: a
+	// longer one is refused once this much of it was read. A document's
+	// record holds its chunks' text, fenced text and vectors, about three
+	// times its text with 384-dimension vectors.
+	MaxRecordBytes int
+	// MaxRecordObjects is the most JSON objects one record may hold (a
+	// document's chunks and links are objects), counted before it is
+	// decoded: each decodes into a few hundred bytes of values however
+	// few bytes it takes in the line.
+	MaxRecordObjects int
+	// MaxRatio is how many times its compressed size a stream may
+	// decompress to once it has decompressed RatioFloor bytes: ingestd's
+	// archives compress 3 to 10 times; a decompression bomb, a
+	// thousand.
+	MaxRatio   int64
+	RatioFloor int64
+}
+
+// DefaultLimits are what NewReader reads with: a document of about 10 MiB
+// of text, and one of 20,000 chunks, fit; no record decodes to much more
+// than 100 MB. A larger document needs limits raised for it (ingestd
+// import --max-record-mib, --max-record-objects).
+var DefaultLimits = Limits{
+	MaxRecordBytes:   32 << 20,
+	MaxRecordObjects: 1 << 15,
+	MaxRatio:         100,
+	RatioFloor:       32 << 20,
+}
+
 // Reader reads an archive. It is not safe for concurrent use.
 type Reader struct {
 	m      Manifest
-	dec    *json.Decoder
+	lim    Limits
+	lines  *lineReader
 	closer func()
 	line   int
 	counts ingestd.ArchiveSummary
 	done   bool
+	// in and out count the bytes read from the file and decompressed
+	// from it; out is in when the stream is not compressed.
+	in, out *counter
 }
 
 // Magic numbers of the compressions a Reader detects.
@@ -319,17 +397,42 @@ var (
 	gzipMagic = []byte{0x1f, 0x8b}
 )
 
-// NewReader reads the manifest from r, decompressing zstd or gzip when the
-// stream starts with their magic number. Returns EINVALID for a stream
-// that is not an archive or whose version is newer than Version.
-func NewReader(r io.Reader) (*Reader, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+// zstdMaxWindow is the largest zstd window a Reader accepts: Writer uses
+// 8 MiB, the zstd tool's levels up to 19 at most that; a frame asking
+// for more would make the decoder allocate it.
+const zstdMaxWindow = 16 << 20
+
+// NewReader reads the manifest from r with DefaultLimits. See
+// NewLimitedReader.
+func NewReader(r io.Reader) (*Reader, error) { return NewLimitedReader(r, DefaultLimits) }
+
+// NewLimitedReader reads the manifest from r, decompressing zstd or gzip
+// when the stream starts with their magic number, and reads every record
+// within lim (a zero field takes DefaultLimits's). Returns EINVALID for a
+// stream that is not an archive, whose version is newer than Version, or
+// that goes beyond lim.
+func NewLimitedReader(r io.Reader, lim Limits) (*Reader, error) {
+	def := DefaultLimits
+	if lim.MaxRecordBytes <= 0 {
+		lim.MaxRecordBytes = def.MaxRecordBytes
+	}
+	if lim.MaxRecordObjects <= 0 {
+		lim.MaxRecordObjects = def.MaxRecordObjects
+	}
+	if lim.MaxRatio <= 0 {
+		lim.MaxRatio = def.MaxRatio
+	}
+	if lim.RatioFloor <= 0 {
+		lim.RatioFloor = def.RatioFloor
+	}
+	in := &counter{r: r}
+	br := bufio.NewReaderSize(in, 1<<16)
 	head, _ := br.Peek(4)
-	rd := &Reader{closer: func() {}, counts: ingestd.ArchiveSummary{Embedders: map[string]int{}}}
+	rd := &Reader{lim: lim, closer: func() {}, counts: ingestd.ArchiveSummary{Embedders: map[string]int{}}, in: in}
 	var src io.Reader = br
 	switch {
 	case bytes.HasPrefix(head, zstdMagic):
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow))
 		if err != nil {
 			return nil, ingestd.Errorf(ingestd.EINVALID, "archive: zstd: %v", err)
 		}
@@ -340,8 +443,11 @@ func NewReader(r io.Reader) (*Reader, error) {
 			return nil, ingestd.Errorf(ingestd.EINVALID, "archive: gzip: %v", err)
 		}
 		src = g
+	default:
+		rd.in = nil // not compressed: no ratio to keep
 	}
-	rd.dec = json.NewDecoder(bufio.NewReaderSize(src, 1<<20))
+	rd.out = &counter{r: src}
+	rd.lines = newLineReader(rd.out, lim.MaxRecordBytes)
 	l, err := rd.next()
 	if err != nil {
 		rd.closer()
@@ -365,16 +471,155 @@ func (r *Reader) Manifest() Manifest { return r.m }
 // Close releases the decompressor.
 func (r *Reader) Close() { r.closer() }
 
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// errTooLong is a line longer than lineReader.max.
+var errTooLong = errors.New("line too long")
+
+// lineReader returns the stream's lines one at a time, none longer than
+// max: its buffer grows with the longest line, by doubling, up to max
+// and a newline, and a longer line is refused once that much of it was
+// read. A line returned is never copied.
+type lineReader struct {
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int   // buf[start:end] is read and not yet returned
+	err        error // the error r returned, once it did
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: r, max: max, buf: make([]byte, min(1<<20, max+1))}
+}
+
+// next returns the next line without its newline, valid until the next
+// call, and whether it had one (the last line of a file cut short has
+// none); io.EOF at the end, errTooLong past max.
+func (lr *lineReader) next() (_ []byte, whole bool, _ error) {
+	scanned := 0 // of buf[start:end], bytes known to hold no newline
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.start+scanned:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.start : lr.start+scanned+i]
+			lr.start += scanned + i + 1
+			return line, true, nil
+		}
+		scanned = lr.end - lr.start
+		if scanned > lr.max {
+			return nil, false, errTooLong
+		}
+		if lr.err != nil {
+			if scanned == 0 {
+				return nil, false, lr.err
+			}
+			line := lr.buf[lr.start:lr.end]
+			lr.start = lr.end
+			return line, false, nil
+		}
+		if lr.start > 0 { // make room: the line so far to the front
+			lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+			lr.start = 0
+		}
+		if lr.end == len(lr.buf) {
+			if len(lr.buf) > lr.max {
+				return nil, false, errTooLong
+			}
+			n := 2 * len(lr.buf)
+			if n >= lr.max {
+				n = lr.max + 1 // a line of max bytes and its newline
+			}
+			grown := make([]byte, n)
+			copy(grown, lr.buf[:lr.end])
+			lr.buf = grown
+		}
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err != nil {
+			lr.err = err
+		}
+	}
+}
+
+// objects counts the JSON objects in a line, outside strings: what
+// decoding it makes values of. It jumps from quote to quote (strings are
+// most of a record's bytes).
+func objects(b []byte) int {
+	n := 0
+	for {
+		q := bytes.IndexByte(b, '"')
+		if q < 0 {
+			return n + bytes.Count(b, []byte("{"))
+		}
+		n += bytes.Count(b[:q], []byte("{"))
+		b = b[q+1:]
+		for { // to the quote that ends the string: one not escaped
+			e := bytes.IndexByte(b, '"')
+			if e < 0 {
+				return n
+			}
+			k := e
+			for k > 0 && b[k-1] == '\\' {
+				k--
+			}
+			b = b[e+1:]
+			if (e-k)%2 == 0 {
+				break
+			}
+		}
+	}
+}
+
 func (r *Reader) next() (line, error) {
 	var l line
-	r.line++
-	if err := r.dec.Decode(&l); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	for {
+		r.line++
+		b, whole, err := r.lines.next()
+		switch {
+		case errors.Is(err, errTooLong):
+			return l, ingestd.Errorf(ingestd.EINVALID, "archive line %d: a record longer than %s (Limits.MaxRecordBytes; ingestd import --max-record-mib raises it): refused", r.line, mib(r.lim.MaxRecordBytes))
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return l, ingestd.Errorf(ingestd.EINVALID, "archive ends at record %d without its end record: the file is truncated", r.line)
+		case err != nil:
+			return l, ingestd.Errorf(ingestd.EINVALID, "archive line %d: %v", r.line, err)
 		}
-		return l, ingestd.Errorf(ingestd.EINVALID, "archive record %d: %v", r.line, err)
+		if r.in != nil && r.out.n > r.lim.RatioFloor && r.out.n > r.lim.MaxRatio*r.in.n {
+			return l, ingestd.Errorf(ingestd.EINVALID, "archive line %d: %s decompressed from %s, more than %d times its size (Limits.MaxRatio): refused as a decompression bomb; "+
+				"an archive that is one can be decompressed first and imported as it is", r.line, mib(int(r.out.n)), mib(int(r.in.n)), r.lim.MaxRatio)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		if n := objects(b); n > r.lim.MaxRecordObjects {
+			return l, ingestd.Errorf(ingestd.EINVALID, "archive line %d: a record of %d JSON objects, more than %d (Limits.MaxRecordObjects): refused", r.line, n, r.lim.MaxRecordObjects)
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			if !whole && r.line > 1 {
+				return l, ingestd.Errorf(ingestd.EINVALID, "archive ends inside its line %d: the file is truncated", r.line)
+			}
+			return l, ingestd.Errorf(ingestd.EINVALID, "archive line %d: %v", r.line, err)
+		}
+		return l, nil
 	}
-	return l, nil
+}
+
+// mib writes n bytes for a person: "32 MiB", or "1.5 KiB" below a MiB.
+func mib(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 }
 
 // Next returns the next record, or io.EOF after the end record once the
@@ -404,7 +649,7 @@ func (r *Reader) Next() (ingestd.ArchiveRecord, error) {
 	case l.Document != nil:
 		ad, err := decodeDocument(l.Document)
 		if err != nil {
-			return ingestd.ArchiveRecord{}, ingestd.Errorf(ingestd.EINVALID, "archive record %d (document %s): %v", r.line, l.Document.ID, err)
+			return ingestd.ArchiveRecord{}, ingestd.Errorf(ingestd.EINVALID, "archive line %d (document %s): %v", r.line, l.Document.ID, err)
 		}
 		c.Documents++
 		c.Chunks += len(ad.Chunks)
@@ -428,7 +673,7 @@ func (r *Reader) Next() (ingestd.ArchiveRecord, error) {
 		r.done = true
 		return ingestd.ArchiveRecord{}, io.EOF
 	}
-	return ingestd.ArchiveRecord{}, ingestd.Errorf(ingestd.EINVALID, "archive record %d is of no kind this build knows", r.line)
+	return ingestd.ArchiveRecord{}, ingestd.Errorf(ingestd.EINVALID, "archive line %d is a record of no kind this build knows", r.line)
 }
 
 // Counts is what was read so far.

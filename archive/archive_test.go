@@ -128,7 +128,8 @@ func TestRefuses(t *testing.T) {
 		name, data, want string
 	}{
 		{"not an archive", `{"hello": 1}` + "\n", "not an ingestd archive"},
-		{"not JSON", "PK\x03\x04zip", "archive record 1"},
+		{"not JSON", "PK\x03\x04zip", "archive line 1"},
+		{"cut inside a record", strings.Join(lines[:3], "") + lines[3][:len(lines[3])/2], "truncated"},
 		{"newer version", strings.Replace(lines[0], `"version":1`, `"version":2`, 1), "this build reads up to version 1"},
 		{"truncated", strings.Join(lines[:4], ""), "truncated"},
 		{"a record dropped", strings.Join(append(lines[:3:3], lines[4:]...), ""), "damaged"},

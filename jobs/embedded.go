@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // EmbeddedOptions configures the in-process NATS server.
@@ -87,7 +89,7 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded nats: listen %s needs credentials (a token, a user and password, or an nkey): "+
 			"anything that can reach an open listener can queue jobs for any installation", o.Listen)
 	}
-	if err := os.MkdirAll(o.StoreDir, 0o700); err != nil {
+	if err := private.MkdirAll(o.StoreDir); err != nil {
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
 	opts := &server.Options{

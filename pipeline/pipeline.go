@@ -299,13 +299,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 	} else {
 		pieces = chunker.Split(item.Text, format, p.chunking)
 	}
-	origin := firewall.Origin{
-		Installation: doc.Installation,
-		SourceKind:   doc.SourceKind,
-		Tier:         provenance.Name(doc.Tier),
-		URI:          doc.URI,
-		Title:        doc.Title,
-	}
+	origin := fenceOrigin(doc, doc.Tier)
 	chunks := make([]ingestd.Chunk, 0, len(pieces))
 	inputs := make([]string, 0, len(pieces))
 	seen := map[string]int{}
@@ -343,6 +337,34 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 		chunks[i].Embedding = vecs[i]
 	}
 	return chunks, nil
+}
+
+// fenceOrigin is the origin a chunk of doc is fenced with: where it came
+// from and tier, the tier in force where it is written (what the pipeline
+// just stamped it with).
+func fenceOrigin(doc *ingestd.Document, tier ingestd.Tier) firewall.Origin {
+	return firewall.Origin{
+		Installation: doc.Installation,
+		SourceKind:   doc.SourceKind,
+		Tier:         provenance.Name(tier),
+		URI:          doc.URI,
+		Title:        doc.Title,
+	}
+}
+
+// Refence sets each chunk's Fenced to its Text in the one fence, with
+// doc's origin, as the pipeline fences the chunks it makes; tier is the
+// tier the fence names, the document's tier in force where it is written
+// (the pipeline names the stamp it just made, which is that). A door
+// other than the pipeline that writes chunks (import) calls it, so that no
+// fenced text it stores is one it was given: a forged fence, a fence
+// closed early or plain text in an archive is replaced, and the fence
+// never names a tier above what the writing deployment declares.
+func Refence(doc *ingestd.Document, tier ingestd.Tier, chunks []ingestd.Chunk) {
+	origin := fenceOrigin(doc, tier)
+	for i := range chunks {
+		chunks[i].Fenced = firewall.Fence(chunks[i].Text, origin)
+	}
 }
 
 // EmbedInput is what the embedder sees for a chunk: its document's title

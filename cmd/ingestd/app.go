@@ -22,7 +22,9 @@ import (
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/health"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
@@ -263,6 +265,7 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
 			TextCandidates:     cfg.Store.TextCandidates,
 			HNSWM:              cfg.Store.HNSWM,
 			HNSWEfConstruction: cfg.Store.HNSWEfConstruction,
+			FenceCheck:         firewall.Check,
 			Logger:             log,
 		})
 		if err != nil {
@@ -272,10 +275,10 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
 		return nil
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := private.MkdirAll(dir); err != nil {
 			return fmt.Errorf("data_dir: %w", err)
 		}
-		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys})
+		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys, FenceCheck: firewall.Check})
 		if err != nil {
 			return err
 		}

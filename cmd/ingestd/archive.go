@@ -15,6 +15,9 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/internal/private"
+	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -47,7 +50,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	counts, err := exportTo(ctx, a, w, *comp)
+	aw, err := exportTo(ctx, a, w, *comp)
 	if err != nil {
 		abort()
 		return err
@@ -59,12 +62,18 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if where == "-" {
 		where = "stdout"
 	}
-	fmt.Fprintf(e.stderr, "exported %s to %s\n", describeCounts(counts), where)
+	fmt.Fprintf(e.stderr, "exported %s to %s\n", describeCounts(aw.Counts()), where)
+	if big, def := aw.Largest(), archive.DefaultLimits; big.Bytes > def.MaxRecordBytes || big.Objects > def.MaxRecordObjects {
+		fmt.Fprintf(e.stderr, "its largest document is a record of %.1f MiB and %d objects, more than import reads by default (%d MiB, %d objects): "+
+			"import it with --max-record-mib %d --max-record-objects %d\n", float64(big.Bytes)/(1<<20), big.Objects,
+			def.MaxRecordBytes>>20, def.MaxRecordObjects, max(def.MaxRecordBytes, big.Bytes+1<<20-1)>>20, max(def.MaxRecordObjects, big.Objects))
+	}
 	return nil
 }
 
-// exportTo writes the store's archive to w.
-func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (ingestd.ArchiveSummary, error) {
+// exportTo writes the store's archive to w and returns its closed
+// writer, which counts what it wrote.
+func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (*archive.Writer, error) {
 	var aw *archive.Writer
 	err := a.store.Export(ctx, func(r ingestd.ArchiveRecord) error {
 		if r.Summary != nil {
@@ -75,12 +84,12 @@ func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (ing
 		return aw.Write(r)
 	})
 	if err != nil {
-		return ingestd.ArchiveSummary{}, err
+		return nil, err
 	}
 	if aw == nil {
-		return ingestd.ArchiveSummary{}, errors.New("export: the store wrote no summary")
+		return nil, errors.New("export: the store wrote no summary")
 	}
-	return aw.Counts(), aw.Close()
+	return aw, aw.Close()
 }
 
 // manifest describes this deployment for an archive's first record.
@@ -110,7 +119,7 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 	if _, err := os.Lstat(path); err == nil {
 		return nil, nil, nil, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: choose another name or remove it first", path)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	f, err := private.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -157,6 +166,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
 	reindex := fs.Bool("reindex", false, "when the archive's vectors were made by another embedder than the configured one, import without them and re-embed every such chunk")
+	maxMiB := fs.Int("max-record-mib", archive.DefaultLimits.MaxRecordBytes>>20, "refuse an archive with a record (a document with its chunks) longer than this many `MiB`: what import may hold of it at once")
+	maxObjects := fs.Int("max-record-objects", archive.DefaultLimits.MaxRecordObjects, "refuse an archive with a record of more JSON objects (a document's chunks and links) than `N`")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -164,6 +175,11 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return &usageError{cmd: "import", msg: "want one archive file, or - for stdin"}
 	}
+	if *maxMiB < 1 || *maxMiB > 4096 || *maxObjects < 1 {
+		return &usageError{cmd: "import", msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
+	}
+	lim := archive.DefaultLimits
+	lim.MaxRecordBytes, lim.MaxRecordObjects = *maxMiB<<20, *maxObjects
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
 		return err
@@ -173,7 +189,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if path == "-" {
 		// The archive is read twice (checked whole, then written): keep
 		// stdin in a file beside the store meanwhile.
-		f, err := os.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
+		f, err := private.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
 		if err != nil {
 			return err
 		}
@@ -192,7 +208,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := archive.NewReader(f)
+		r, err := archive.NewLimitedReader(f, lim)
 		if err != nil {
 			f.Close()
 			return nil, nil, err
@@ -243,7 +259,12 @@ func storeSummary(ctx context.Context, s ingestd.Archiver) (ingestd.ArchiveSumma
 // (unless reindex: then they are dropped and re-embedded), and
 // tombstones made with another erasure key than a's. A tier this build
 // does not know becomes untrusted-external; every other tier, undeclared
-// included, is kept as it is.
+// included, is kept as it is: a stamp is what the exporting deployment
+// stamped, and what it counts for is decided where it is read, never
+// above what a's config declares for the installation. No fenced text
+// is taken from the archive: each chunk is fenced again from its text
+// (pipeline.Refence), naming the tier in force under a's config, and the
+// store refuses any chunk that is not then one fence (its FenceCheck).
 func importArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.Closer, error), reindex bool, progress func(int)) (importResult, error) {
 	res := importResult{unknownTiers: map[ingestd.Tier]int{}}
 	have, err := storeSummary(ctx, a.store)
@@ -289,6 +310,7 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 	defer r.Close()
 	m := r.Manifest()
 	want := a.embedder.ID()
+	refence := refencer(a.installations())
 	var others []string
 	for id, n := range m.Counts.Embedders {
 		if id != "" && id != want {
@@ -349,6 +371,9 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 				}
 				c.Embedding, c.EmbedderID = nil, ""
 			}
+			if write != nil {
+				refence(&d.Document, d.Chunks)
+			}
 			chunks += len(d.Chunks) + 1
 		}
 		batch = append(batch, rec)
@@ -363,6 +388,17 @@ func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.C
 	}
 	res.counts = r.Counts()
 	return res, nil
+}
+
+// refencer returns what fences a document's chunks again from their text
+// for a door other than the pipeline (import, restore): the one fence
+// (pipeline.Refence), naming the tier in force under the installations
+// configured — never above what they declare, whatever the stamp says.
+func refencer(insts []ingestd.Installation) func(*ingestd.Document, []ingestd.Chunk) {
+	decls := provenance.Declare(insts)
+	return func(d *ingestd.Document, chunks []ingestd.Chunk) {
+		pipeline.Refence(d, decls.InForce(ingestd.TierFacts{Installation: d.Installation, SourceKind: d.SourceKind, Tier: d.Tier, Meta: d.Meta}), chunks)
+	}
 }
 
 func embedderMismatch(theirs, ours string) error {
@@ -497,7 +533,14 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
 		}
 	}
-	if info, err = sqlite.Restore(ctx, pos[0], dst); err != nil {
+	// No fenced text of the backup is taken: each chunk is fenced again
+	// from its text, naming the tier in force under this config, as an
+	// import does.
+	var insts []ingestd.Installation
+	for _, ic := range cfg.Installations {
+		insts = append(insts, ic.Installation())
+	}
+	if info, err = sqlite.Restore(ctx, pos[0], dst, sqlite.RestoreOptions{Refence: refencer(insts), FenceCheck: firewall.Check}); err != nil {
 		return err
 	}
 	// Open it as serve would: migrations this build brings are applied

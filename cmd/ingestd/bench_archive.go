@@ -19,6 +19,7 @@ import (
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -77,7 +78,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 			return &usageError{cmd: "bench archive", msg: fmt.Sprintf("--postgres-url-env names %s, which is not set", *pgEnv)}
 		}
 	}
-	dir, err := os.MkdirTemp("", "ingestd-bench-archive-")
+	dir, err := private.MkdirTemp("", "ingestd-bench-archive-")
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		cfg := &Config{Store: StoreConfig{Driver: driver}, Embedder: EmbedderConfig{Kind: "lexical", Dims: *dims}}
 		return &app{cfg: cfg, store: s, maint: m, embedder: embedder.NewCached(lex, s), keys: keys}
 	}
-	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), nil)
+	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		}
 		return rd, f, nil
 	}
-	dst, err := sqlite.Open(ctx, filepath.Join(dir, "dst.db"), nil)
+	dst, err := sqlite.Open(ctx, filepath.Join(dir, "dst.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if pgURL != "" {
-		pg, err := postgres.Open(ctx, pgURL, &postgres.Options{Dims: *dims})
+		pg, err := postgres.Open(ctx, pgURL, &postgres.Options{Dims: *dims, FenceCheck: firewall.Check})
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func copyAndSync(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(dst)
+	out, err := private.Create(dst)
 	if err != nil {
 		return err
 	}

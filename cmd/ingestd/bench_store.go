@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/internal/storebench"
 )
 
@@ -238,7 +239,7 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 	}
 	dir := *dirFlag
 	if dir == "" {
-		d, err := os.MkdirTemp("", "ingestd-bench-ingest")
+		d, err := private.MkdirTemp("", "ingestd-bench-ingest")
 		if err != nil {
 			return err
 		}
@@ -271,11 +272,11 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 			exe := exes[(i+r)%len(exes)]
 			rd := filepath.Join(dir, fmt.Sprintf("round-%d-%d", r, i))
 			os.RemoveAll(rd)
-			if err := os.MkdirAll(rd, 0o750); err != nil {
+			if err := private.MkdirAll(rd); err != nil {
 				return err
 			}
 			cfg := filepath.Join(rd, "ingestd.yaml")
-			if err := os.WriteFile(cfg, []byte(storebench.IngestConfig(files, filepath.Join(rd, "data"))), 0o640); err != nil {
+			if err := private.WriteFile(cfg, []byte(storebench.IngestConfig(files, filepath.Join(rd, "data")))); err != nil {
 				return err
 			}
 			cmd := exec.CommandContext(ctx, exe, "sync", "docs", "--config", cfg, "--json")
@@ -302,7 +303,7 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 		slices.SortStableFunc(ir.Syncs, func(a, b ingestSyncRun) int { return slices.Index(exes, a.Bin) - slices.Index(exes, b.Bin) })
 		ir.Chunks = len(rows)
 		rd := filepath.Join(dir, fmt.Sprintf("round-%d-raw", r))
-		if err := os.MkdirAll(rd, 0o750); err != nil {
+		if err := private.MkdirAll(rd); err != nil {
 			return err
 		}
 		var err error
@@ -383,7 +384,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 	}
 	var prof *os.File
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		f, err := private.OpenFile(*cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 		if err != nil {
 			return err
 		}

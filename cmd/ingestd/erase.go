@@ -20,6 +20,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/erasure"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
@@ -52,7 +53,7 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 			"hint", "processes on other hosts need the same erasure key: set erasure.key_env to it in every process")
 	}
 	dir := a.cfg.Path(a.cfg.DataDir)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := private.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
 	key, err := readOrMakeKey(filepath.Join(dir, erasureKeyFile))
@@ -88,7 +89,7 @@ func readOrMakeKey(path string) ([]byte, error) {
 		if _, err := rand.Read(raw[:]); err != nil {
 			return nil, fmt.Errorf("erasure key: %w", err)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := private.Create(path)
 		if errors.Is(err, fs.ErrExist) {
 			continue // another process made it: read that one
 		}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/webhook"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
@@ -34,7 +34,7 @@ func (a *app) webhooks(ctx context.Context, q *jobs.Queue) (http.Handler, error)
 	}
 	replays := q.Replays() // made by openQueue (jobs.Options.ReplayAge = replayAge)
 	spool := filepath.Join(a.cfg.Path(a.cfg.DataDir), "spool")
-	if err := os.MkdirAll(spool, 0o700); err != nil {
+	if err := private.MkdirAll(spool); err != nil {
 		return nil, fmt.Errorf("webhook spool: %w", err)
 	}
 	return webhook.New(webhook.Options{

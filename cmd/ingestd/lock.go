@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // lockFile is the name of the lock under data_dir. The process that holds
@@ -57,11 +58,11 @@ type dirLock struct {
 // lockDataDir takes the lock on dir (creating dir). When another process
 // holds it, it returns ECONFLICT naming that process.
 func lockDataDir(dir string, holder lockHolder) (*dirLock, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := private.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
 	path := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o640)
+	f, err := private.OpenFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("data_dir lock: %w", err)
 	}
@@ -124,7 +125,7 @@ func (l *dirLock) Close() error {
 // the lock for an instant to find out, so it must not be called by a
 // process that holds it.
 func lockedBy(dir string) (lockHolder, bool, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR, 0)
+	f, err := private.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR)
 	if errors.Is(err, os.ErrNotExist) {
 		return lockHolder{}, false, nil
 	}

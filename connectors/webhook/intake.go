@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // How an unverified body is held. Until its signature is checked a body
@@ -45,7 +47,7 @@ func (s *spool) Write(p []byte) (int, error) {
 	}
 	if len(p) > 0 {
 		if s.f == nil {
-			f, err := os.CreateTemp(s.dir, "webhook-body-*")
+			f, err := private.CreateTemp(s.dir, "webhook-body-*")
 			if err != nil {
 				return 0, fmt.Errorf("%w: %w", errSpool, err)
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/ingestd/ingestd/connectors/github"
 	"github.com/ingestd/ingestd/connectors/imap"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -92,7 +93,7 @@ func Open(ctx context.Context, o Options) (*Bench, error) {
 	}()
 	dir := o.Dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "ingestd-fwbench-"); err != nil {
+		if dir, err = private.MkdirTemp("", "ingestd-fwbench-"); err != nil {
 			return nil, err
 		}
 		b.closers = append(b.closers, func() { os.RemoveAll(dir) })
@@ -169,10 +170,10 @@ func (b *Bench) source(in InstallationSpec, dir string, log *slog.Logger) (inges
 				return nil, err
 			}
 			p := filepath.Join(root, filepath.FromSlash(n))
-			if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			if err := private.MkdirAll(filepath.Dir(p)); err != nil {
 				return nil, err
 			}
-			if err := os.WriteFile(p, data, 0o640); err != nil {
+			if err := private.WriteFile(p, data); err != nil {
 				return nil, err
 			}
 		}

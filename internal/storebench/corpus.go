@@ -14,6 +14,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -286,10 +287,10 @@ func Build(ctx context.Context, dir string, chunks int, o BuildOptions) (Corpus,
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:7791"
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o750); err != nil {
+	if err := private.MkdirAll(filepath.Join(dir, "data")); err != nil {
 		return c, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o750); err != nil {
+	if err := private.MkdirAll(filepath.Join(dir, "empty")); err != nil {
 		return c, err
 	}
 	syn := NewSynthetic(o.Seed)
@@ -316,10 +317,10 @@ func Build(ctx context.Context, dir string, chunks int, o BuildOptions) (Corpus,
 	if err := s.Close(); err != nil {
 		return c, err
 	}
-	if err := os.WriteFile(c.Config, []byte(configYAML(o.Listen)), 0o640); err != nil {
+	if err := private.WriteFile(c.Config, []byte(configYAML(o.Listen))); err != nil {
 		return c, err
 	}
-	return c, os.WriteFile(c.Queries, []byte(strings.Join(syn.Queries(256), "\n")+"\n"), 0o640)
+	return c, private.WriteFile(c.Queries, []byte(strings.Join(syn.Queries(256), "\n")+"\n"))
 }
 
 // configYAML serves the corpus on the embedded default. The installations

@@ -5,10 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // WriteMarkdown writes n Markdown files of about 2 KB into dir, named
@@ -17,7 +18,7 @@ import (
 // the default chunker cuts each file into about four chunks). It returns
 // the bytes written.
 func WriteMarkdown(dir string, n int, seed uint64) (int, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := private.MkdirAll(dir); err != nil {
 		return 0, err
 	}
 	syn := NewSynthetic(seed)
@@ -52,7 +53,7 @@ func WriteMarkdown(dir string, n int, seed uint64) (int, error) {
 			}
 		}
 		name := filepath.Join(dir, fmt.Sprintf("doc-%05d.md", i))
-		if err := os.WriteFile(name, []byte(b.String()), 0o640); err != nil {
+		if err := private.WriteFile(name, []byte(b.String())); err != nil {
 			return total, err
 		}
 		total += b.Len()

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the baseline scan reads the file with the plain driver
+
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // Memory is what /proc says of a process's memory, in bytes.
@@ -166,10 +168,10 @@ func StartServe(exe string, c Corpus) (*Server, error) {
 		}
 		out = append(out, l)
 	}
-	if err := os.WriteFile(cfg, []byte(strings.Join(out, "\n")), 0o640); err != nil {
+	if err := private.WriteFile(cfg, []byte(strings.Join(out, "\n"))); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(filepath.Join(c.Dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	log, err := private.OpenFile(filepath.Join(c.Dir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return nil, err
 	}

@@ -191,7 +191,8 @@ type scanExtra struct {
 
 func (s scanExtra) Scan(dest ...any) error { return s.row.Scan(append(dest, s.extra)...) }
 
-// Import writes the records in one transaction, as they are: the
+// Import writes the records in one transaction, as they are, once every
+// document passed ingestd.CheckArchived with the store's FenceCheck: the
 // documents' rows upserted, their chunks and outgoing links replaced (the
 // chunks copied in one COPY).
 func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error {
@@ -210,11 +211,7 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 			}
 			continue
 		}
-		d := ad.Document
-		if d.Status == ingestd.StatusDeleted {
-			d.Status = ingestd.StatusActive
-		}
-		id, _, err := ingestd.CheckPut(&d)
+		id, err := ingestd.CheckArchived(ad, s.fenceCheck)
 		if err != nil {
 			return err
 		}
@@ -225,9 +222,6 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 		docIDs = append(docIDs, id)
 		tier := nullable(string(ad.Tier))
 		for _, c := range ad.Chunks {
-			if c.ID == "" || (c.DocumentID != "" && c.DocumentID != id) {
-				return ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %q without an id or of another document", id, c.ID)
-			}
 			emb, err := s.vector(c.Embedding)
 			if err != nil {
 				return err
@@ -236,9 +230,6 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator})
 		}
 		for _, l := range ad.Links {
-			if (l.From != "" && l.From != id) || l.To == "" {
-				return ingestd.Errorf(ingestd.EINVALID, "document %s: link %s -> %s is not one of its own", id, l.From, l.To)
-			}
 			from, to, rels = append(from, id), append(to, l.To), append(rels, l.Relation)
 		}
 	}

@@ -59,6 +59,11 @@ func SchemaVersion() int { return len(migrations()) }
 // before it reads or changes the schema ("ingestd" in ASCII).
 const migrationLock int64 = 0x696e6765737464
 
+// createVersionTable makes the table that records the applied migrations.
+const createVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
+	version    integer PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now())`
+
 // migrateURL connects once with cfg and migrates.
 func migrateURL(ctx context.Context, cfg *pgx.ConnConfig, dims int, graph HNSW, where string) (HNSW, error) {
 	c, err := pgx.ConnectConfig(ctx, cfg)
@@ -69,8 +74,9 @@ func migrateURL(ctx context.Context, cfg *pgx.ConnConfig, dims int, graph HNSW, 
 	return migrate(ctx, c, dims, graph, where)
 }
 
-// migrate creates the vector extension if missing, applies the pending
-// migrations in one transaction under the advisory lock, gives an empty
+// migrate creates the vector extension if missing, checks the schema
+// (checkSchema), applies the pending migrations in one transaction under
+// the advisory lock and checks the schema again, gives an empty
 // database's vector index the graph asked for, and checks that the vector
 // column has dims dimensions. It returns the graph the vector index has.
 func migrate(ctx context.Context, c *pgx.Conn, dims int, graph HNSW, where string) (HNSW, error) {
@@ -84,10 +90,11 @@ func migrate(ctx context.Context, c *pgx.Conn, dims int, graph HNSW, where strin
 		if err := createExtension(ctx, tx, where); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-			version    integer PRIMARY KEY,
-			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		if _, err := tx.Exec(ctx, createVersionTable); err != nil {
 			return classify("create schema_version in "+where, err)
+		}
+		if err := checkSchema(ctx, tx, where); err != nil { // before anything of it runs
+			return err
 		}
 		var version int
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_version").Scan(&version); err != nil {
@@ -104,6 +111,9 @@ func migrate(ctx context.Context, c *pgx.Conn, dims int, graph HNSW, where strin
 			if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", m.version); err != nil {
 				return classify("record migration "+m.name, err)
 			}
+		}
+		if err := checkSchema(ctx, tx, where); err != nil { // what the migrations' DDL left
+			return err
 		}
 		var err error
 		have, err = reshapeEmpty(ctx, tx, graph)

@@ -66,6 +66,10 @@ type Options struct {
 	// query of common words; beyond it a pass ranks the chunks the index
 	// yields first rather than the best.
 	TextCandidates int
+	// FenceCheck is the one fence's check (firewall.Check), asked of
+	// every chunk Import takes; nil means the store imports no chunk
+	// (ingestd.CheckArchived).
+	FenceCheck ingestd.FenceCheck
 	// Logger receives what the store reports on its own (retried
 	// transactions); default discards.
 	Logger *slog.Logger
@@ -85,6 +89,7 @@ type Store struct {
 	now            func() time.Time
 	log            *slog.Logger
 	url            string // without the password, for messages
+	fenceCheck     ingestd.FenceCheck
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -104,7 +109,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	if err != nil {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "postgres store: parse url: %v", redactErr(err))
 	}
-	s := &Store{dims: o.Dims, textCandidates: o.TextCandidates, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig)}
+	s := &Store{dims: o.Dims, textCandidates: o.TextCandidates, now: o.Now, log: o.Logger, url: safeURL(cfg.ConnConfig), fenceCheck: o.FenceCheck}
 	if s.hnsw, err = o.Graph(); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 	"github.com/ingestd/ingestd/store/storetest"
@@ -32,7 +33,9 @@ func ctx() context.Context { return context.Background() }
 func TestConformance(t *testing.T) {
 	srv := serverURL(t)
 	storetest.Run(t, func(t *testing.T) ingestd.Store {
-		return pgtest.MustOpen(t, srv, &postgres.Options{Dims: storetest.Dims})
+		return pgtest.MustOpen(t, srv, &postgres.Options{Dims: storetest.Dims, FenceCheck: firewall.Check})
+	}, func(text string) string {
+		return firewall.Fence(text, firewall.Origin{Installation: "inst", SourceKind: "files"})
 	})
 }
 

@@ -208,11 +208,12 @@ type scanWith struct {
 
 func (s scanWith) Scan(dest ...any) error { return s.rows.Scan(append(dest, s.extra)...) }
 
-// Import writes the records in one write transaction, as they are.
+// Import writes the records in one write transaction, as they are, once
+// every document passed ingestd.CheckArchived with the store's FenceCheck.
 func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error {
 	for _, r := range recs {
 		if r.Document != nil {
-			if err := checkArchived(r.Document); err != nil {
+			if _, err := ingestd.CheckArchived(r.Document, s.fenceCheck); err != nil {
 				return err
 			}
 		}
@@ -254,30 +255,6 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 		}
 		return nil
 	})
-}
-
-// checkArchived validates a document for Import: what PutDocument
-// refuses, except that a tombstoned document is written as one.
-func checkArchived(ad *ingestd.ArchivedDocument) error {
-	d := ad.Document
-	if d.Status == ingestd.StatusDeleted {
-		d.Status = ingestd.StatusActive
-	}
-	id, _, err := ingestd.CheckPut(&d)
-	if err != nil {
-		return err
-	}
-	for _, c := range ad.Chunks {
-		if c.ID == "" || (c.DocumentID != "" && c.DocumentID != id) {
-			return ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %q without an id or of another document", id, c.ID)
-		}
-	}
-	for _, l := range ad.Links {
-		if (l.From != "" && l.From != id) || l.To == "" {
-			return ingestd.Errorf(ingestd.EINVALID, "document %s: link %s -> %s is not one of its own", id, l.From, l.To)
-		}
-	}
-	return nil
 }
 
 // importDocument replaces the document with ad's id, its chunks and its

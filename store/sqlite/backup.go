@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 // FileInfo is what Inspect found in a database file.
@@ -42,9 +43,12 @@ func openFile(path string) (*sql.DB, error) {
 }
 
 // Inspect checks the database file at path without changing it (SQLite's
-// quick_check) and reports its schema version and what it holds. Returns
-// EINVALID for a file that is not a sound ingestd store or was written
-// by a newer schema than this build knows, ENOTFOUND for no file.
+// quick_check, then its schema: checkSchema) and reports its schema
+// version and what it holds. Returns EINVALID for a file that is not a
+// sound ingestd store, holds a schema this build did not make (at its
+// version; an older file's is checked whole once it migrates, see
+// Restore) or was written by a newer schema than this build knows,
+// ENOTFOUND for no file.
 func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	db, err := openFile(path)
 	if err != nil {
@@ -58,6 +62,9 @@ func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	if check != "ok" {
 		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "%s is damaged: quick_check says %s", path, check)
 	}
+	if err := checkSchema(ctx, db, path, false); err != nil {
+		return FileInfo{}, err
+	}
 	var info FileInfo
 	var version sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max(version) FROM schema_version").Scan(&version); err != nil || !version.Valid {
@@ -66,6 +73,11 @@ func Inspect(ctx context.Context, path string) (FileInfo, error) {
 	info.SchemaVersion = int(version.Int64)
 	if info.SchemaVersion > SchemaVersion() {
 		return info, ingestd.Errorf(ingestd.EINVALID, "%s has schema version %d; this build knows up to %d: run a newer ingestd", path, info.SchemaVersion, SchemaVersion())
+	}
+	if info.SchemaVersion == SchemaVersion() {
+		if err := checkSchema(ctx, db, path, true); err != nil {
+			return info, err
+		}
 	}
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM documents").Scan(&info.Documents); err != nil {
 		return info, fmt.Errorf("count documents of %s: %w", path, err)
@@ -113,6 +125,11 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 	defer db.Close()
 	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
 	_ = os.Remove(tmp) // left by a backup that was stopped
+	// VACUUM INTO writes into an empty file as it finds it: made here,
+	// it is its owner's alone (SQLite would make it 0644).
+	if err := private.Touch(tmp); err != nil {
+		return FileInfo{}, fmt.Errorf("back up %s: %w", path, err)
+	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
 		os.Remove(tmp)
 		return FileInfo{}, unavailable("back up %s", path, err)
@@ -136,24 +153,59 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 	return info, syncDir(filepath.Dir(out))
 }
 
+// RestoreOptions are what Restore needs to take a backup's chunks: a
+// backup is a file from outside, and no fenced text in it is trusted.
+type RestoreOptions struct {
+	// Refence sets each chunk's Fenced from its Text with the one fence,
+	// for the document (pipeline.Refence, naming the tier in force);
+	// required.
+	Refence func(doc *ingestd.Document, chunks []ingestd.Chunk)
+	// FenceCheck is the one fence's check, asked of what Refence made;
+	// required.
+	FenceCheck ingestd.FenceCheck
+}
+
 // Restore puts the backup file src in place as the database at path:
-// checked first (Inspect), copied beside path, synced, and renamed over
-// it, after the old database's write-ahead log and shared-memory files are
-// removed (a log left beside the restored file would be replayed into
-// it). No process may have path open: the caller makes sure (ingestd
-// restore refuses while serve holds the data_dir lock). The restored file
-// is migrated by the next Open. Returns what Inspect found in src.
-func Restore(ctx context.Context, src, path string) (FileInfo, error) {
+// checked first (Inspect), copied beside path, opened there as a Store
+// would open it (migrated to this build's version, its schema checked
+// whole), every chunk fenced again from its text (o.Refence, each result
+// checked by o.FenceCheck), synced, and renamed over path, after the old
+// database's write-ahead log and shared-memory files are removed (a log
+// left beside the restored file would be replayed into it). A backup
+// refused at any step leaves path as it was. No process may have path
+// open: the caller makes sure (ingestd restore refuses while serve holds
+// the data_dir lock). Returns what Inspect found in src; EINVALID without
+// o.Refence or o.FenceCheck.
+func Restore(ctx context.Context, src, path string, o RestoreOptions) (FileInfo, error) {
+	if o.Refence == nil || o.FenceCheck == nil {
+		return FileInfo{}, ingestd.Errorf(ingestd.EINVALID, "restore %s: the fence and its check are required: no fenced text of a backup is taken as it is", src)
+	}
 	info, err := Inspect(ctx, src)
 	if err != nil {
 		return info, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := private.MkdirAll(filepath.Dir(path)); err != nil {
 		return info, err
 	}
 	tmp := path + ".restoring"
+	removeTmp := func() {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			os.Remove(tmp + suffix)
+		}
+	}
 	if err := copyFile(src, tmp); err != nil {
-		os.Remove(tmp)
+		removeTmp()
+		return info, fmt.Errorf("restore %s: %w", src, err)
+	}
+	s, err := Open(ctx, tmp, &Options{FenceCheck: o.FenceCheck})
+	if err == nil {
+		err = s.refence(ctx, o.Refence)
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		removeTmp()
 		return info, fmt.Errorf("restore %s: %w", src, err)
 	}
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
@@ -169,13 +221,80 @@ func Restore(ctx context.Context, src, path string) (FileInfo, error) {
 	return info, syncDir(filepath.Dir(path))
 }
 
+// refenceBatch is how many documents refence fences in one transaction.
+const refenceBatch = 256
+
+// refence sets every chunk's fenced text from its text with fence,
+// checking each result with the store's FenceCheck, a batch of documents
+// per transaction. Returns EINVALID naming a chunk whose result fails.
+func (s *Store) refence(ctx context.Context, fence func(*ingestd.Document, []ingestd.Chunk)) error {
+	after := ""
+	for {
+		var docs []*ingestd.Document
+		rows, err := s.read.QueryContext(ctx, "SELECT "+documentColumns+" FROM documents WHERE id > ? ORDER BY id LIMIT ?", after, refenceBatch)
+		if err != nil {
+			return unavailable("read documents of %s", s.path, err)
+		}
+		for rows.Next() {
+			d, err := scanDocument(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("read documents of %s: %w", s.path, err)
+			}
+			docs = append(docs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read documents of %s: %w", s.path, err)
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		after = docs[len(docs)-1].ID
+		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			for _, d := range docs {
+				var chunks []ingestd.Chunk
+				rows, err := tx.QueryContext(ctx, "SELECT id, text FROM chunks WHERE document_id = ? ORDER BY ordinal, seq", d.ID)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					c := ingestd.Chunk{DocumentID: d.ID}
+					if err := rows.Scan(&c.ID, &c.Text); err != nil {
+						rows.Close()
+						return err
+					}
+					chunks = append(chunks, c)
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				fence(d, chunks)
+				for _, c := range chunks {
+					if err := s.fenceCheck(c.Fenced); err != nil {
+						return ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s: fenced again, it is not one fence (%s)", d.ID, c.ID, ingestd.ErrorMessage(err))
+					}
+					if _, err := tx.ExecContext(ctx, "UPDATE chunks SET fenced = ? WHERE id = ?", c.Fenced, c.ID); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("fence the chunks of %s again: %w", s.path, err)
+		}
+	}
+}
+
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	out, err := private.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return err
 	}
@@ -191,7 +310,7 @@ func copyFile(src, dst string) error {
 }
 
 func syncFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := private.OpenFile(path, os.O_RDWR)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,20 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/store/sqlite"
 	"github.com/ingestd/ingestd/store/storetest"
 )
+
+// restoreOptions fence a restored chunk as the pipeline would.
+var restoreOptions = sqlite.RestoreOptions{
+	Refence: func(d *ingestd.Document, chunks []ingestd.Chunk) {
+		for i := range chunks {
+			chunks[i].Fenced = firewall.Fence(chunks[i].Text, firewall.Origin{Installation: d.Installation, SourceKind: d.SourceKind, Tier: string(d.Tier)})
+		}
+	},
+	FenceCheck: firewall.Check,
+}
 
 // TestBackupWhileWriting backs a database up while another connection
 // writes to it, restores the copy elsewhere and opens it: the copy is
@@ -72,7 +83,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatalf("Backup over an existing file: %v, want ECONFLICT", err)
 	}
 	restored := filepath.Join(t.TempDir(), "data", "ingestd.db")
-	info, err := sqlite.Restore(context.Background(), backups[2], restored)
+	info, err := sqlite.Restore(context.Background(), backups[2], restored, restoreOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +117,7 @@ func TestInspectRefuses(t *testing.T) {
 		{"junk", junk, ingestd.EINVALID},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := sqlite.Restore(context.Background(), tt.path, filepath.Join(dir, "out.db")); ingestd.ErrorCode(err) != tt.code {
+			if _, err := sqlite.Restore(context.Background(), tt.path, filepath.Join(dir, "out.db"), restoreOptions); ingestd.ErrorCode(err) != tt.code {
 				t.Fatalf("Restore(%s) = %v, want %s", tt.name, err, tt.code)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out.db")); err == nil {

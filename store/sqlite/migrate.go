@@ -68,11 +68,17 @@ const createVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
 
 // migrate puts the database in WAL mode and applies the pending migrations
 // in one write transaction (BEGIN IMMEDIATE, so two processes opening one
-// file migrate it once). Returns EINVALID for a database whose version is
-// newer than this build knows.
+// file migrate it once). The schema is checked first, before anything is
+// read from a table, and again after migrating (checkSchema): a file that
+// holds what this build did not make is refused as it is. Returns
+// EINVALID for such a file and for a database whose version is newer
+// than this build knows.
 func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.write.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
 		return unavailable("open %s", s.path, err)
+	}
+	if err := checkSchema(ctx, s.write, s.path, false); err != nil {
+		return err
 	}
 	all := migrations()
 	// Most opens find the schema current: look without the write lock.
@@ -82,7 +88,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	case err != nil && !strings.Contains(err.Error(), "no such table"):
 		return unavailable("read schema version of %s", s.path, err)
 	case err == nil && int(have.Int64) == len(all):
-		return nil
+		return checkSchema(ctx, s.write, s.path, true)
 	case err == nil && int(have.Int64) > len(all):
 		return s.newerSchema(int(have.Int64))
 	}
@@ -102,6 +108,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	if version > len(all) {
 		return s.newerSchema(version)
 	}
+	if err := checkSchema(ctx, tx, s.path, false); err != nil { // as it is under the lock
+		return err
+	}
 	for _, m := range all[version:] {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return unavailable("apply migration "+m.name+" to %s", s.path, err)
@@ -109,6 +118,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (?)", m.version); err != nil {
 			return unavailable("record migration "+m.name+" in %s", s.path, err)
 		}
+	}
+	if err := checkSchema(ctx, tx, s.path, true); err != nil { // rolls the migrations back
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return unavailable("commit migrations of %s", s.path, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/store/sqlite/internal/binio"
 	"github.com/ingestd/ingestd/store/sqlite/internal/textindex"
 	"github.com/ingestd/ingestd/store/sqlite/internal/vecindex"
@@ -57,7 +58,7 @@ var errStale = errors.New("stale")
 // writes: searches go on, catch-ups wait.
 func (v *vectors) writeSnapshot() (err error) {
 	path := v.s.snapshotPath()
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := private.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write index snapshot: %w", err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/private"
 )
 
 var _ ingestd.Store = (*Store)(nil)
@@ -55,6 +56,10 @@ type Options struct {
 	Logger *slog.Logger
 	// ReadConns is the size of the read pool; default 4.
 	ReadConns int
+	// FenceCheck is the one fence's check (firewall.Check), asked of
+	// every chunk that Import or Restore takes; nil means the store
+	// imports no chunk (ingestd.CheckArchived).
+	FenceCheck ingestd.FenceCheck
 	// MetaKeys are the metadata keys whose values the in-memory mirror
 	// keeps for TierFacts: the keys the configured tier_by_<key> rules
 	// read (provenance.Declarations.MetaKeys). TierFacts reads other keys
@@ -85,6 +90,7 @@ type Store struct {
 	stmtMu      sync.Mutex
 	stmts       map[string]*sql.Stmt // prepared on the read pool
 	closed      chan struct{}
+	fenceCheck  ingestd.FenceCheck // Options.FenceCheck
 }
 
 // Open opens (creating if needed) the database at path and applies the
@@ -96,7 +102,7 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	if o == nil {
 		o = &Options{}
 	}
-	s := &Store{path: path, now: o.Now, log: o.Logger, closed: make(chan struct{}), keepChanges: 100_000, putBatchMax: maxPutBatch}
+	s := &Store{path: path, now: o.Now, log: o.Logger, fenceCheck: o.FenceCheck, closed: make(chan struct{}), keepChanges: 100_000, putBatchMax: maxPutBatch}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -111,6 +117,12 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "sqlite path %q: ? and # are not allowed", path)
 	}
 	const params = "_foreign_keys=1&_synchronous=NORMAL&_journal_mode=WAL"
+	// SQLite makes a new database 0644, and its log and shared memory
+	// take the database's mode: made here first, all three are the
+	// owner's alone.
+	if err := private.Touch(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, &ingestd.Error{Code: ingestd.EUNAVAILABLE, Message: fmt.Sprintf("database %s: %v", path, err)})
+	}
 	var err error
 	// The writer runs with secure_delete on: what a write deletes (a
 	// replaced chunk, an erased document) is overwritten with zeros, in

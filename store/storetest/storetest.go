@@ -18,8 +18,10 @@ import (
 )
 
 // Run runs every subtest against stores made by open. open returns a new,
-// empty store for each subtest and arranges its closing (t.Cleanup).
-func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
+// empty store for each subtest and arranges its closing (t.Cleanup), with
+// the one fence's check as its FenceCheck; fence is the one fence (any
+// origin), which the cases that import fence their chunks with.
+func Run(t *testing.T, open func(t *testing.T) ingestd.Store, fence func(text string) string) {
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, s ingestd.Store)
@@ -67,7 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store) {
 		{"RunStates", testRunStates},
 		{"Ping", testPing},
 	}
-	tests = append(tests, lifecycleTests(open)...)
+	tests = append(tests, lifecycleTests(open, fence)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.fn(t, open(t))

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
-// MustOpen opens a new store in tb's temporary directory and closes it when
+// MustOpen opens a new store in tb's temporary directory, with the one
+// fence's check as its FenceCheck as ingestd opens it, and closes it when
 // the test ends. It fails the test when the store cannot be opened.
 func MustOpen(tb testing.TB) *sqlite.Store {
 	tb.Helper()
@@ -19,9 +21,12 @@ func MustOpen(tb testing.TB) *sqlite.Store {
 }
 
 // MustOpenPath opens the store at path with the options (nil means the
-// defaults) and closes it when the test ends.
+// defaults and the one fence's check) and closes it when the test ends.
 func MustOpenPath(tb testing.TB, path string, o *sqlite.Options) *sqlite.Store {
 	tb.Helper()
+	if o == nil {
+		o = &sqlite.Options{FenceCheck: firewall.Check}
+	}
 	s, err := sqlite.Open(context.Background(), path, o)
 	if err != nil {
 		tb.Fatalf("open sqlite store: %v", err)
