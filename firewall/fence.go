@@ -21,11 +21,15 @@
 //	a d e g i n s t   a letter of the marker keyword: the letter in either
 //	                  case and everything UTS #39 (confusables.txt, Unicode
 //	                  17.0.0) holds confusable with it, after compatibility
-//	                  decomposition; so 'l', '1', '|', Greek 'Ν', Cherokee
-//	                  'Ꭰ', Lisu 'ꓓ', small capitals 'ᴅ', mathematical and
-//	                  full-width letters stand for the letter they look like
-//	x                 any other letter
-//	#                 a digit; up to three may stand in for keyword letters
+//	                  decomposition; so 'l', '1', Greek 'Ν', Cherokee 'Ꭰ',
+//	                  Lisu 'ꓓ', small capitals 'ᴅ', mathematical and
+//	                  full-width letters stand for the letter they look
+//	                  like; and the digits leetspeak writes for it: '1' for
+//	                  I, '3' E, '4' A, '5' S, '6' and '9' G, '7' T, '0' D
+//	A D E G I N S T   the letter or nothing: punctuation that looks like or
+//	                  is written for it, '|' and '!' for I, '@' A, '$' S, '+'
+//	                  T, which a reader may take for a letter or a separator
+//	x                 any other letter or digit
 //	<                 '<' and its look-alikes: '＜', '﹤', '‹', '˂', 'ᐸ', '❮',
 //	                  the angle brackets '〈' '⟨', and '≪' (two) or '⋘' (three)
 //	.                 other punctuation and symbols
@@ -33,9 +37,13 @@
 //	                  default-ignorable characters, soft hyphens
 //
 // The keyword ("INGESTD_DATA", letters only) is found where the symbols
-// spell it, skipping '.' and '<' (so underscores, hyphens and line breaks do
-// not hide it) and stopping at 'x'. A run of three or more '<' symbols,
-// separated only by characters that stand for nothing, is a marker's start.
+// spell it, skipping '.', '<' and, where that helps the match, upper-case
+// symbols (so underscores, hyphens, line breaks and "|" do not hide it) and
+// stopping at 'x'. Every character is read for what it looks like, however
+// many of the keyword's letters are swapped: "1NG35TD_D4T4" is the keyword.
+// No digit or symbol stands for its 'n', so no number, date or hash spells
+// it. A run of three or more '<' symbols, separated only by characters that
+// stand for nothing, is a marker's start.
 // Only these are defused: a body that says "ingestd" or "data", or holds
 // "<<" or ">>>", is copied as is.
 package firewall
