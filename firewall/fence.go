@@ -209,6 +209,31 @@ func Check(fenced string) error {
 	return err
 }
 
+// Neutralise returns s as a fenced body holds it (see Fencer.Fence):
+// invisible text made visible, marker-like text defused. It is for the
+// fields served outside the fence that outsiders write — a document's
+// title, URI and author, a chunk's heading path and locator: they are for
+// display, never for a prompt (only a chunk's fenced text is), but a host
+// may show one to a model, and then it reads no marker, forged or look-
+// alike, and no hidden text there. Ordinary text comes back unchanged,
+// byte for byte, and Neutralise is idempotent, so every door that accepts
+// such a field may pass it through again.
+func Neutralise(s string) string { return neutralise(s) }
+
+// CheckNeutralised returns nil when s is as Neutralise leaves it, and
+// EINVALID saying what it holds otherwise: invalid UTF-8, a character
+// Neutralise makes visible, or marker-like text. Tests of other packages,
+// and doors that take fields from elsewhere, use it.
+func CheckNeutralised(s string) error {
+	if !utf8.ValidString(s) {
+		return ingestd.Errorf(ingestd.EINVALID, "field: invalid UTF-8")
+	}
+	if i, what := findUnsafe(s); i >= 0 {
+		return ingestd.Errorf(ingestd.EINVALID, "field holds %s at byte %d", what, i)
+	}
+	return nil
+}
+
 type parsed struct {
 	nonce  string
 	origin Origin

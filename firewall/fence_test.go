@@ -615,3 +615,41 @@ func loop(b *testing.B, f func()) {
 }
 
 var _ io.Reader = repeatReader{}
+
+// TestNeutralise: the function for fields served outside the fence
+// neutralises as the fence's body does, leaves ordinary text as it is, and
+// CheckNeutralised tells the two apart.
+func TestNeutralise(t *testing.T) {
+	for _, name := range mustEscapeNames(t) {
+		in, o := mustEscapeCase(t, name)
+		for _, field := range []string{in, o.Title, o.URI} {
+			got := Neutralise(field)
+			if want := neutralise(field); got != want {
+				t.Errorf("%s: Neutralise = %q, want the body's %q", name, got, want)
+			}
+			if err := CheckNeutralised(got); err != nil {
+				t.Errorf("%s: CheckNeutralised(Neutralise(%q)): %v", name, field, err)
+			}
+			if Neutralise(got) != got {
+				t.Errorf("%s: Neutralise is not idempotent on %q", name, got)
+			}
+			if err := CheckNeutralised(field); (err == nil) != (got == field) {
+				t.Errorf("%s: CheckNeutralised(%q) = %v, but Neutralise changes it: %v", name, field, err, got != field)
+			}
+		}
+	}
+	for _, s := range []string{"", "Support Handbook", "Refunds > Steps", "p. 3", "files://handbook/Policies/refunds%20v2.docx",
+		"Größe 42 · お問い合わせ", "a << b", "ingestd"} {
+		if got := Neutralise(s); got != s {
+			t.Errorf("Neutralise(%q) = %q, want it unchanged", s, got)
+		}
+		if err := CheckNeutralised(s); err != nil {
+			t.Errorf("CheckNeutralised(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"\xff", "a\rb", "x <<< y", "1NG35TD_D4T4", "\u202eevil"} {
+		if err := CheckNeutralised(s); ingestd.ErrorCode(err) != ingestd.EINVALID {
+			t.Errorf("CheckNeutralised(%q) = %v, want EINVALID", s, err)
+		}
+	}
+}
