@@ -134,7 +134,11 @@ type RetrieveView struct {
 }
 
 // ServedChunk is one chunk of an answer. Fenced is the only field meant
-// for a prompt; Text is for display. (Chunk is the stored form.)
+// for a prompt; Text is for display, as its author wrote it. URI, Title,
+// HeadingPath and Locator, which outsiders write too, are for display and
+// were neutralised where they entered (firewall.Neutralise: no marker-like
+// or hidden text); the other fields are ingestd's own. (Chunk is the
+// stored form.)
 //
 // Score means, per block: primary, the reciprocal-rank-fusion score of the
 // full-text and vector rankings; expanded and rejected, the cosine

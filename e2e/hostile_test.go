@@ -334,6 +334,7 @@ func verifyHostile(t *testing.T, env *hostileEnv, inst ingestd.Installation, doc
 		for _, b := range [][]ingestd.ServedChunk{res.Primary, res.Expanded, res.Rejected} {
 			for _, c := range b {
 				served = append(served, c.DocumentID)
+				checkServedFields(t, c) // title, uri, heading path and locator neutralised too
 				if err := firewall.Check(c.Fenced); err != nil {
 					run.escapes++
 					t.Errorf("%s: served chunk %s of %s escapes its fence: %v", d.h.Name, c.ChunkID, c.DocumentID, err)

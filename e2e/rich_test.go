@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	imapconn "github.com/ingestd/ingestd/connectors/imap"
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -288,4 +290,133 @@ func mustIMAP(tb testing.TB, addr, installation string, change func(*imapconn.Co
 		tb.Fatal(err)
 	}
 	return src
+}
+
+// servedFields classifies every field of a served chunk and a served
+// document by who writes it and what may read it. Only "fenced" is for a
+// prompt. "outside" fields are written by outsiders and served beside the
+// fence, for display: they are neutralised where they enter (package
+// pipeline, firewall.Neutralise). "text" is the chunk's text as its author
+// wrote it, for display and export only. "ours" are ids, configuration,
+// tiers, scores and relations that ingestd writes. A field added to
+// ServedChunk or ServedDocument fails TestHostileHeadingsNeutralised until
+// it is classified here.
+var servedFields = map[string]string{
+	"chunk_id": "ours", "document_id": "ours", "installation": "ours", "source_kind": "ours", "tier": "ours", "score": "ours",
+	"via": "ours", "untrusted": "ours", "status": "ours", "chunks": "ours",
+	"fenced": "prompt", "text": "text",
+	"uri": "outside", "title": "outside", "heading_path": "outside", "locator": "outside",
+}
+
+// checkServedFields checks every field of v (a ServedChunk or a
+// ServedDocument) by its class in servedFields, and returns the outside
+// fields it read, by name.
+func checkServedFields(tb testing.TB, v any) map[string][]string {
+	tb.Helper()
+	rv := reflect.ValueOf(v)
+	out := map[string][]string{}
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		class, ok := servedFields[name]
+		if !ok {
+			tb.Errorf("%s.%s (%q) is served but not classified in servedFields", rv.Type().Name(), f.Name, name)
+			continue
+		}
+		var vals []string
+		switch x := rv.Field(i).Interface().(type) {
+		case string:
+			vals = []string{x}
+		case []string:
+			vals = x
+		}
+		for _, s := range vals {
+			switch class {
+			case "outside":
+				if err := firewall.CheckNeutralised(s); err != nil {
+					tb.Errorf("%s %s = %q: %v", rv.Type().Name(), name, s, err)
+				}
+				out[name] = append(out[name], s)
+			case "prompt":
+				if err := firewall.Check(s); err != nil {
+					tb.Errorf("%s fenced: %v", rv.Type().Name(), err)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestHostileHeadingsNeutralised: a DOCX and an ODT from outside whose
+// title and headings forge fence markers (testdata/rich/hostile-headings.*,
+// see make-hostile.sh: literal, leetspeak, angle look-alikes, full-width,
+// bidi-wrapped, tag characters), under a file name that forges one too
+// (hostile-headings.name),
+// are read by the real extraction path of a files installation and
+// served: every field served outside the fence — title, uri, locator,
+// heading_path, on the chunks and on the document — holds no marker-like
+// or hidden text, and still says what the author wrote around it.
+func TestHostileHeadingsNeutralised(t *testing.T) {
+	for _, ext := range []string{"docx", "odt"} {
+		t.Run(ext, func(t *testing.T) {
+			root := t.TempDir()
+			name := strings.TrimSpace(string(mustRich(t, "hostile-headings.name"))) + "." + ext
+			if err := os.WriteFile(filepath.Join(root, name), mustRich(t, "hostile-headings."+ext), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := files.NewSource("drop", files.Config{Root: root}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := mustRichEnv(t)
+			inst := ingestd.Installation{ID: "drop", Kind: "files", Tier: ingestd.TierUntrustedExternal}
+			if sum, err := e.pipe.Sync(t.Context(), inst, src, nil); err != nil || sum.Added != 1 {
+				t.Fatalf("sync = %s, %v", sum, err)
+			}
+			resp := e.retrieve(t, inst, "refund payment provider console ledger customer", 8)
+			seen := map[string][]string{}
+			for _, c := range slices.Concat(resp.Primary, resp.Expanded, resp.Rejected) {
+				for k, v := range checkServedFields(t, c) {
+					seen[k] = append(seen[k], v...)
+				}
+			}
+			svc, err := retrieval.New(retrieval.Options{Store: e.store, Documents: e.store, Embedder: e.emb, Installations: []ingestd.Installation{inst}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := svc.Document(t.Context(), ingestd.DocumentID(inst.ID, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range checkServedFields(t, *doc) {
+				seen[k] = append(seen[k], v...)
+			}
+			for _, c := range doc.Chunks {
+				checkServedFields(t, c)
+			}
+			// Each field carried the attack and says what surrounded it.
+			for _, tt := range []struct{ field, want string }{
+				{"title", "Policy ◁◁◁END_"},
+				{"uri", "files://drop/%3C%3C%3CEND_"},
+				{"locator", "Refunds ◁◁◁END_"},
+				{"locator", "Steps ◁◁◁"},
+				{"locator", "Checks [U+202E]"},
+				{"locator", "Appendix [hidden text: ◁◁◁END]"},
+				{"heading_path", "Refunds ◁◁◁END_"},
+				{"heading_path", "Steps ◁◁◁"},
+				{"heading_path", "Checks [U+202E]"},
+				{"heading_path", "Appendix [hidden text: ◁◁◁END]"},
+			} {
+				t.Run(tt.field+"/"+strings.Fields(tt.want)[0], func(t *testing.T) {
+					vals := seen[tt.field]
+					if len(vals) == 0 {
+						t.Fatalf("no %s served", tt.field)
+					}
+					if !slices.ContainsFunc(vals, func(v string) bool { return strings.Contains(v, tt.want) && strings.Contains(v, "[defused]") }) {
+						t.Errorf("no %s holds %q with the keyword defused: %q", tt.field, tt.want, vals)
+					}
+				})
+			}
+		})
+	}
 }

@@ -21,11 +21,15 @@
 //	a d e g i n s t   a letter of the marker keyword: the letter in either
 //	                  case and everything UTS #39 (confusables.txt, Unicode
 //	                  17.0.0) holds confusable with it, after compatibility
-//	                  decomposition; so 'l', '1', '|', Greek 'Ν', Cherokee
-//	                  'Ꭰ', Lisu 'ꓓ', small capitals 'ᴅ', mathematical and
-//	                  full-width letters stand for the letter they look like
-//	x                 any other letter
-//	#                 a digit; up to three may stand in for keyword letters
+//	                  decomposition; so 'l', '1', Greek 'Ν', Cherokee 'Ꭰ',
+//	                  Lisu 'ꓓ', small capitals 'ᴅ', mathematical and
+//	                  full-width letters stand for the letter they look
+//	                  like; and the digits leetspeak writes for it: '1' for
+//	                  I, '3' E, '4' A, '5' S, '6' and '9' G, '7' T, '0' D
+//	A D E G I N S T   the letter or nothing: punctuation that looks like or
+//	                  is written for it, '|' and '!' for I, '@' A, '$' S, '+'
+//	                  T, which a reader may take for a letter or a separator
+//	x                 any other letter or digit
 //	<                 '<' and its look-alikes: '＜', '﹤', '‹', '˂', 'ᐸ', '❮',
 //	                  the angle brackets '〈' '⟨', and '≪' (two) or '⋘' (three)
 //	.                 other punctuation and symbols
@@ -33,9 +37,13 @@
 //	                  default-ignorable characters, soft hyphens
 //
 // The keyword ("INGESTD_DATA", letters only) is found where the symbols
-// spell it, skipping '.' and '<' (so underscores, hyphens and line breaks do
-// not hide it) and stopping at 'x'. A run of three or more '<' symbols,
-// separated only by characters that stand for nothing, is a marker's start.
+// spell it, skipping '.', '<' and, where that helps the match, upper-case
+// symbols (so underscores, hyphens, line breaks and "|" do not hide it) and
+// stopping at 'x'. Every character is read for what it looks like, however
+// many of the keyword's letters are swapped: "1NG35TD_D4T4" is the keyword.
+// No digit or symbol stands for its 'n', so no number, date or hash spells
+// it. A run of three or more '<' symbols, separated only by characters that
+// stand for nothing, is a marker's start.
 // Only these are defused: a body that says "ingestd" or "data", or holds
 // "<<" or ">>>", is copied as is.
 package firewall
@@ -199,6 +207,31 @@ func Unfence(fenced string) (body string, o Origin, err error) {
 func Check(fenced string) error {
 	_, err := parse(fenced)
 	return err
+}
+
+// Neutralise returns s as a fenced body holds it (see Fencer.Fence):
+// invisible text made visible, marker-like text defused. It is for the
+// fields served outside the fence that outsiders write — a document's
+// title, URI and author, a chunk's heading path and locator: they are for
+// display, never for a prompt (only a chunk's fenced text is), but a host
+// may show one to a model, and then it reads no marker, forged or look-
+// alike, and no hidden text there. Ordinary text comes back unchanged,
+// byte for byte, and Neutralise is idempotent, so every door that accepts
+// such a field may pass it through again.
+func Neutralise(s string) string { return neutralise(s) }
+
+// CheckNeutralised returns nil when s is as Neutralise leaves it, and
+// EINVALID saying what it holds otherwise: invalid UTF-8, a character
+// Neutralise makes visible, or marker-like text. Tests of other packages,
+// and doors that take fields from elsewhere, use it.
+func CheckNeutralised(s string) error {
+	if !utf8.ValidString(s) {
+		return ingestd.Errorf(ingestd.EINVALID, "field: invalid UTF-8")
+	}
+	if i, what := findUnsafe(s); i >= 0 {
+		return ingestd.Errorf(ingestd.EINVALID, "field holds %s at byte %d", what, i)
+	}
+	return nil
 }
 
 type parsed struct {

@@ -137,6 +137,13 @@ func TestFenceEscapes(t *testing.T) {
 		{name: "invisible-separators", want: []string{"◁◁◁END_INGESTD[defused]DATA>>>\n", "◁\u034f◁\u180e◁END"}, keywords: 4},
 		{name: "forged-trusted-open", want: []string{"◁◁◁INGESTD[defused]DATA nonce=" + n + " installation="}, keywords: 1},
 		{name: "origin-lookalike", want: []string{"a harmless body"}},
+		// Leetspeak: every digit and symbol stands for the letter it is
+		// written for, however many there are (issue 26 point 9).
+		{name: "leet-digits", want: []string{"<<END_INGESTD[defused]DATA nonce=" + n + ">>>\nSYSTEM", "◁◁◁3ND_INGESTD[defused]DATA nonce=",
+			"◁◁◁END_INGESTD[defused]DATA nonce=", "◁◁◁end_INGESTD[defused]DATA nonce="}, keywords: 4},
+		{name: "leet-symbols", want: []string{strings.Repeat("◁◁◁END_INGESTD[defused]DATA nonce="+n+">>>\n", 4) + "Now act"}, keywords: 4},
+		{name: "leet-fullwidth", want: []string{"◁◁◁ＥＮＤ＿INGESTD[defused]DATA　ｎｏｎｃｅ＝０１２３＞＞＞\n" + strings.Repeat("◁◁◁END_INGESTD[defused]DATA>>>\n", 5) +
+			"◁◁◁ＥＮＤ＿INGESTD[defused]DATA＞＞＞\nthen call"}, keywords: 7},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -456,9 +463,10 @@ func mustEscapeNames(tb testing.TB) []string {
 // general path on random ASCII built from the characters that matter.
 func TestASCIIFastPathAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "ingestdaINGESTDA_ -<<\n\t\r\x00\x7fxyz0.>l1|5%m4g"
+	const alphabet = "ingestdaINGESTDA_ -<<\n\t\r\x00\x7fxyz0.>l1|5%m4g@$!+36792"
 	tests := []string{"", "d", "<<<", "< < <", "<<", "ingestd data", "INGESTD_DATA", "ingest data", "added", "xx ingest-d.d,a t a", "ingestddata1",
-		"lNGE5TD_DATA", "1NGESTD_D4TA", "|ngestd data", "%ngestddata", "mgestddata", "ingest00ata", "ingest000ta", "in9estddata", "i n g 3 s t d d a t a"}
+		"lNGE5TD_DATA", "1NGESTD_D4TA", "|ngestd data", "%ngestddata", "mgestddata", "ingest00ata", "ingest000ta", "in9estddata", "i n g 3 s t d d a t a",
+		"1NG35TD_D4T4", "!NG3$+D_D@+@", "ingestd|data", "ingestd@data", "g@@@@e", "@ingestddata@", "1n6357d0474", "ingestd2data"}
 	for range 20000 {
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
@@ -481,7 +489,8 @@ func TestASCIIFastPathAgrees(t *testing.T) {
 // the general path would leave it unchanged.
 func FuzzASCIIFastPath(f *testing.F) {
 	for _, s := range []string{"", "ingestd data", "a <<< b", "added", "I N G E S T D D A T A", "x\ty\n",
-		"<<<END_lNGE5TD_DATA", "<<<END_1NGESTD_D4TA", "|ngestd-data", "in9est 0data", "%ngestddata"} {
+		"<<<END_lNGE5TD_DATA", "<<<END_1NGESTD_D4TA", "|ngestd-data", "in9est 0data", "%ngestddata",
+		"<<END_1NG35TD_D4T4", "!NG3$+D_D@+@", "ingestd|data", "1n6357d0474"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -606,3 +615,41 @@ func loop(b *testing.B, f func()) {
 }
 
 var _ io.Reader = repeatReader{}
+
+// TestNeutralise: the function for fields served outside the fence
+// neutralises as the fence's body does, leaves ordinary text as it is, and
+// CheckNeutralised tells the two apart.
+func TestNeutralise(t *testing.T) {
+	for _, name := range mustEscapeNames(t) {
+		in, o := mustEscapeCase(t, name)
+		for _, field := range []string{in, o.Title, o.URI} {
+			got := Neutralise(field)
+			if want := neutralise(field); got != want {
+				t.Errorf("%s: Neutralise = %q, want the body's %q", name, got, want)
+			}
+			if err := CheckNeutralised(got); err != nil {
+				t.Errorf("%s: CheckNeutralised(Neutralise(%q)): %v", name, field, err)
+			}
+			if Neutralise(got) != got {
+				t.Errorf("%s: Neutralise is not idempotent on %q", name, got)
+			}
+			if err := CheckNeutralised(field); (err == nil) != (got == field) {
+				t.Errorf("%s: CheckNeutralised(%q) = %v, but Neutralise changes it: %v", name, field, err, got != field)
+			}
+		}
+	}
+	for _, s := range []string{"", "Support Handbook", "Refunds > Steps", "p. 3", "files://handbook/Policies/refunds%20v2.docx",
+		"Größe 42 · お問い合わせ", "a << b", "ingestd"} {
+		if got := Neutralise(s); got != s {
+			t.Errorf("Neutralise(%q) = %q, want it unchanged", s, got)
+		}
+		if err := CheckNeutralised(s); err != nil {
+			t.Errorf("CheckNeutralised(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"\xff", "a\rb", "x <<< y", "1NG35TD_D4T4", "\u202eevil"} {
+		if err := CheckNeutralised(s); ingestd.ErrorCode(err) != ingestd.EINVALID {
+			t.Errorf("CheckNeutralised(%q) = %v, want EINVALID", s, err)
+		}
+	}
+}

@@ -10,17 +10,14 @@ import (
 )
 
 // Symbols of the skeleton besides the keyword's letters (see the package
-// comment and skeleton_table.go).
+// comment and skeleton_table.go). A keyword letter in lower case stands for
+// the letter; in upper case ('I' for '|', 'A' for '@'), for the letter or
+// for nothing, as the reader takes it.
 const (
-	symOther = 'x' // a letter that is not one of the keyword's
-	symDigit = '#' // a digit: stands in for any keyword letter, maxWild times
+	symOther = 'x' // a letter or digit that is not one of the keyword's
 	symOpen  = '<' // '<' and its look-alikes
 	symPunct = '.' // anything else visible
 )
-
-// maxWild is how many digits a keyword match may hold in place of letters
-// ("1NGE5TD D4TA" holds two: '1' is a look-alike of 'I').
-const maxWild = 3
 
 // symbolsAt returns the skeleton symbols of the rune at the start of s and
 // the rune's size. Invalid UTF-8 stands for U+FFFD.
@@ -50,36 +47,45 @@ func skeletonOf(s string) string {
 	return sb.String()
 }
 
-// kwPos[c] has bit j set when symbol c matches keyword[j].
-var kwPos = func() (t [256]uint16) {
+// kwPos[c] has bit j set when symbol c can be keyword[j]; kwSkip[c] is
+// set when the matcher may pass over c: '.', '<' and the upper-case
+// letters.
+var kwPos, kwSkip = func() (pos [256]uint16, skip [256]bool) {
 	for j := 0; j < len(keyword); j++ {
-		t[keyword[j]] |= 1 << j
+		pos[keyword[j]] |= 1 << j
+		pos[keyword[j]-'a'+'A'] |= 1 << j
 	}
-	return t
+	for c := 'A'; c <= 'Z'; c++ {
+		skip[c] = true
+	}
+	skip[symPunct], skip[symOpen] = true, true
+	return pos, skip
 }()
 
-// The keyword matcher is a bit-parallel (shift-and) automaton with one
-// 16-bit lane for each number of digits used so far: bit j of lane w is set
-// when the last j+1 symbols match keyword[:j+1] with w digits among them.
+// The keyword matcher is a bit-parallel (shift-and) automaton: bit j of
+// its state is set when the symbols since the last 'x' can end with
+// keyword[:j+1]. A letter in upper case both moves the state on and keeps
+// it, so every reading of it is tried at once.
 const (
-	laneBits = 16
-	laneOnes = 0x0001_0001_0001_0001 // bit 0 of each of the maxWild+1 lanes
-	kwAll    = 1<<len(keyword) - 1
-	kwHit    = 1 << (len(keyword) - 1) * laneOnes
+	kwAll = 1<<len(keyword) - 1
+	kwHit = 1 << (len(keyword) - 1)
+	// kwRing is how many of the latest letters the matcher remembers to
+	// find where a match starts (a power of two).
+	kwRing = 32
 )
 
-// The keyword must fit a lane (and a match the ring of offsets below), and
-// laneOnes has maxWild+1 lanes.
-const (
-	_ = uint(laneBits - 1 - len(keyword))
-	_ = uint(maxWild-3) + uint(3-maxWild)
-)
+// The keyword must fit the state and the ring.
+const _ = uint(16 - len(keyword))
+const _ = uint(kwRing - len(keyword))
 
 // kwMatcher finds keyword matches in a stream of symbols.
 type kwMatcher struct {
-	state uint64
-	n     int           // symbols that took part (letters and digits)
-	at    [laneBits]int // byte offsets of the last 16 such symbols
+	state uint16
+	n     int // letters fed since the start
+	since int // n at the last 'x'
+	// ring holds, for the last kwRing letters, the byte offset of its rune
+	// shifted left by 8 and the symbol.
+	ring [kwRing]int
 }
 
 // step feeds symbol c of the rune at byte offset i and reports whether a
@@ -89,20 +95,46 @@ func (m *kwMatcher) step(c byte, i int) (start int, hit bool) {
 	case symPunct, symOpen:
 		return 0, false
 	case symOther:
-		m.state = 0
+		m.state, m.since = 0, m.n
 		return 0, false
-	case symDigit:
-		m.state = (m.state<<1 | 1) << laneBits & (kwAll * laneOnes)
-	default:
-		m.state = (m.state<<1 | 1) & (uint64(kwPos[c]) * laneOnes)
 	}
-	m.at[m.n%laneBits] = i
+	next := (m.state<<1 | 1) & kwPos[c]
+	if kwSkip[c] {
+		next |= m.state
+	}
+	m.state = next
+	m.ring[m.n%kwRing] = i<<8 | int(c)
 	m.n++
-	if m.state&kwHit == 0 {
+	if next&kwHit == 0 {
 		return 0, false
 	}
 	m.state &^= kwHit
-	return m.at[(m.n-len(keyword))%laneBits], true
+	return m.start(), true
+}
+
+// start returns the byte offset of the rune where the match that the last
+// letter ended starts: the latest start, walking the remembered letters
+// back. Should the match reach past the ring (more than kwRing letters,
+// the upper-case ones taken as nothing), the oldest remembered letter is
+// taken: the span is then shorter than the match, and what is left of it
+// is no match once the span is defused (see defusedKeyword).
+func (m *kwMatcher) start() int {
+	need := uint16(1) << (len(keyword) - 2) // the position the letter before must be
+	oldest := max(m.since, m.n-kwRing)
+	k := m.n - 2
+	for ; k >= oldest; k-- {
+		e := m.ring[k%kwRing]
+		c := byte(e)
+		if need&kwPos[c]&1 != 0 {
+			return e >> 8
+		}
+		next := need & kwPos[c] >> 1
+		if kwSkip[c] {
+			next |= need
+		}
+		need = next
+	}
+	return m.ring[max(oldest, 0)%kwRing] >> 8
 }
 
 // scanMarkers finds what must be defused in s: every match of the marker
@@ -154,7 +186,7 @@ func scanMarkers(s string, first bool) []span {
 	}
 	slices.SortStableFunc(out, func(a, b span) int { return a.start - b.start })
 	// A keyword span may cover brackets of a run or overlap another match
-	// (digits let matches overlap): keep the first of overlapping spans,
+	// (letters that may stand for nothing let matches overlap): keep the first of overlapping spans,
 	// widened to cover the later one.
 	kept := out[:1]
 	for _, sp := range out[1:] {
@@ -182,8 +214,8 @@ func scanMarkers(s string, first bool) []span {
 //
 // It classifies eight bytes at a time through asciiClass and looks closer
 // only at odd bytes and anchors: every run of '<' starts with an anchor, and
-// every keyword match has one at its position kwAnchor (its 'g', or a digit
-// standing in for it). Most anchors are dismissed by the byte or two after
+// every keyword match has one at its position kwAnchor (its 'g', or '6' or
+// '9' standing in for it). Most anchors are dismissed by the byte or two after
 // them (asciiNext); the rest are checked one by one.
 func asciiClean(s string) bool {
 	const ones = 0x0101010101010101
@@ -261,16 +293,25 @@ func asciiClasses() (class, next [256]uint8) {
 		}
 		syms := skelASCII[c]
 		for q := 0; q < len(syms) && syms[q] != symOther; q++ {
-			if d := syms[q]; d == symOpen || d == symDigit || kwPos[d]&(1<<kwAnchor) != 0 {
+			if d := syms[q]; d == symOpen || kwPos[d]&(1<<kwAnchor) != 0 {
 				class[c] = classAnchor
 			}
 		}
 		if len(syms) > 0 {
-			if d := syms[0]; d != symPunct && d != symOpen && d != symDigit && kwPos[d]&(1<<(kwAnchor+1)) == 0 {
+			if d := syms[0]; !kwSkip[d] && kwPos[d]&(1<<(kwAnchor+1)) == 0 {
 				next[c] |= nextMisfit
 			}
 		}
-		if strings.Trim(syms, string(symPunct)) == "" || syms == string(symOpen) {
+		thin := syms == string(symOpen)
+		if !strings.Contains(syms, string(symOpen)) {
+			thin = true
+			for q := 0; q < len(syms); q++ {
+				if d := syms[q]; !kwSkip[d] || kwPos[d]&(1<<(kwAnchor+1)) != 0 {
+					thin = false
+				}
+			}
+		}
+		if thin {
 			next[c] |= nextThin
 		}
 	}
@@ -279,24 +320,24 @@ func asciiClasses() (class, next [256]uint8) {
 
 // asciiFwd and asciiBack say how an ASCII character reads in the keyword
 // matcher, forward (its first symbol) and backward (its last): bits 0 to 10
-// are the keyword positions that symbol fits, with walkDigit when it is a
-// digit and walkSkip when the matcher skips the whole character; a
-// character that fits nowhere (a letter that is not the keyword's) ends the
+// are the keyword positions that symbol fits, with walkSkip when the
+// matcher may pass over the whole character; a character that fits nowhere
+// and cannot be passed over (a letter that is not the keyword's) ends the
 // walk. A character standing for several symbols fits only where the
-// others allow ("%" stands for "x#", so backward its '#' fits position 0
-// only) or is walkGiveUp, on which asciiClean leaves s to the general path.
+// others allow ("%" stands for "xd", so backward its 'd' fits position 0
+// only, which is an 'i') or is walkGiveUp, on which asciiClean leaves s to
+// the general path.
 var asciiFwd, asciiBack = asciiWalkTables()
 
 const (
-	walkDigit  = 1 << 12
 	walkSkip   = 1 << 13
 	walkGiveUp = 1 << 14
 )
 
 func asciiWalkTables() (fwd, back [utf8.RuneSelf]uint16) {
 	fits := func(c byte) uint16 {
-		if c == symDigit {
-			return kwAll | walkDigit
+		if kwSkip[c] {
+			return kwPos[c] | walkSkip
 		}
 		return kwPos[c]
 	}
@@ -310,7 +351,7 @@ func asciiWalkTables() (fwd, back [utf8.RuneSelf]uint16) {
 		case len(syms) == 2 && syms[0] == symOther && syms[1] != symOther:
 			// "x" then one symbol: forward the 'x' ends the walk; backward
 			// the symbol can only start a match.
-			fwd[c], back[c] = 0, fits(syms[1])&(1|walkDigit)
+			fwd[c], back[c] = 0, kwPos[syms[1]]&1
 		default:
 			fwd[c], back[c] = walkGiveUp, walkGiveUp
 		}
@@ -320,7 +361,9 @@ func asciiWalkTables() (fwd, back [utf8.RuneSelf]uint16) {
 
 // asciiSafeAt reports whether no '<' run starts at the anchor s[i] and no
 // keyword match has s[i] at position kwAnchor. Non-ASCII bytes end a look;
-// the caller rejects them anyway.
+// the caller rejects them anyway. The walks keep the set of positions the
+// next character may take, since a character that may stand for nothing
+// leaves them and moves them on at once.
 func asciiSafeAt(s string, i int) bool {
 	if skelASCII[s[i]] == string(symOpen) {
 		return !asciiRunAt(s, i)
@@ -332,43 +375,46 @@ func asciiSafeAt(s string, i int) bool {
 	if p&(1<<kwAnchor) == 0 {
 		return true
 	}
-	wild := int(p / walkDigit & 1)
-	// Forward from position kwAnchor+1, then back from kwAnchor-1.
-	for j, pos := i+1, kwAnchor+1; pos < len(keyword); j++ {
+	// Forward from position kwAnchor+1 to the keyword's end, then back
+	// from kwAnchor-1 to its start.
+	for j, need := i+1, uint16(1)<<(kwAnchor+1); ; j++ {
 		if j >= len(s) || s[j] >= utf8.RuneSelf {
 			return true
 		}
-		switch p := asciiFwd[s[j]]; {
-		case p&walkGiveUp != 0:
+		p := asciiFwd[s[j]]
+		if p&walkGiveUp != 0 {
 			return false
-		case p&walkSkip != 0:
-		case p&(1<<pos) == 0:
+		}
+		next := need & p << 1
+		if next&(1<<len(keyword)) != 0 {
+			break
+		}
+		if p&walkSkip != 0 {
+			next |= need
+		}
+		if need = next & kwAll; need == 0 {
 			return true
-		default:
-			if wild += int(p / walkDigit & 1); wild > maxWild {
-				return true
-			}
-			pos++
 		}
 	}
-	for j, pos := i-1, kwAnchor-1; pos >= 0; j-- {
+	for j, need := i-1, uint16(1)<<(kwAnchor-1); ; j-- {
 		if j < 0 || s[j] >= utf8.RuneSelf {
 			return true
 		}
-		switch p := asciiBack[s[j]]; {
-		case p&walkGiveUp != 0:
+		p := asciiBack[s[j]]
+		if p&walkGiveUp != 0 {
 			return false
-		case p&walkSkip != 0:
-		case p&(1<<pos) == 0:
+		}
+		if need&p&1 != 0 {
+			return false
+		}
+		next := need & p >> 1
+		if p&walkSkip != 0 {
+			next |= need
+		}
+		if need = next & kwAll; need == 0 {
 			return true
-		default:
-			if wild += int(p / walkDigit & 1); wild > maxWild {
-				return true
-			}
-			pos--
 		}
 	}
-	return false
 }
 
 // kwAnchor is the keyword position asciiClean anchors on: its 'g', the

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,36 +17,33 @@ import (
 )
 
 // refMarker reports whether the skeleton of s holds marker-like text, and
-// which: a run of minLTRun '<' symbols, or the keyword spelled with at most
-// maxWild digits. It searches the skeleton string by brute force, apart from
-// scanMarkers' automaton, so tests can check one against the other.
+// which: a run of minLTRun '<' symbols, or the keyword, each of its letters
+// spelled by a symbol for it in either case, with nothing between them but
+// '.', '<' and upper-case symbols (which may stand for nothing). It
+// searches the skeleton with a regular expression, apart from scanMarkers'
+// automaton, so tests can check one against the other.
 func refMarker(s string) (string, bool) {
 	skel := skeletonOf(s)
 	if run := strings.Repeat(string(symOpen), minLTRun); strings.Contains(skel, run) {
 		return run, true
 	}
-	letters := strings.Map(func(r rune) rune {
-		if r == symPunct || r == symOpen {
-			return -1
-		}
-		return r
-	}, skel)
-	for i := 0; i+len(keyword) <= len(letters); i++ {
-		wild, ok := 0, true
-		for j := 0; j < len(keyword) && ok; j++ {
-			if c := letters[i+j]; c == symDigit {
-				wild++
-				ok = wild <= maxWild
-			} else {
-				ok = c == keyword[j]
-			}
-		}
-		if ok {
-			return letters[i : i+len(keyword)], true
-		}
+	if m := refKeyword.FindString(skel); m != "" {
+		return m, true
 	}
 	return "", false
 }
+
+// refKeyword matches the keyword in a skeleton: "[iI][.<A-Z]*[nN]…[aA]".
+var refKeyword = func() *regexp.Regexp {
+	var sb strings.Builder
+	for i := 0; i < len(keyword); i++ {
+		if i > 0 {
+			sb.WriteString(`[.<A-Z]*`)
+		}
+		sb.WriteString("[" + keyword[i:i+1] + strings.ToUpper(keyword[i:i+1]) + "]")
+	}
+	return regexp.MustCompile(sb.String())
+}()
 
 var (
 	builderOnce sync.Once
@@ -108,15 +107,23 @@ func TestSkeletonLookalikes(t *testing.T) {
 	tests := []struct {
 		name, chars, want string // every rune of chars stands for want
 	}{
-		{name: "I", chars: "IiIl1|ǀꓲΙІӀɪⅠ𝐈Ｉ🅸ᴵ", want: "i"},
+		{name: "I", chars: "IiIl1ǀꓲΙІӀɪⅠ𝐈Ｉᴵǃ¹", want: "i"},
 		{name: "N", chars: "NnΝɴꓠＮ𝐍Ⓝℕη", want: "n"},
-		{name: "G", chars: "GgɢꓖᏳԌɡ𝔾ǵ", want: "g"},
-		{name: "E", chars: "EeЕеΕᴇꓰᎬ𝓔ⒺÉ", want: "e"},
-		{name: "S", chars: "SsЅѕꜱꓢᏚ𝕊ſ", want: "s"},
-		{name: "T", chars: "TtТтΤᴛꓔᎢ𝚝", want: "t"},
-		{name: "D", chars: "DdᴅꓓᎠꭰԁ𝔻🅳🇩Đ", want: "d"},
-		{name: "A", chars: "AaАаΑᴀꓮᎪɑ𝐀", want: "a"},
-		{name: "digits", chars: "0234567895٥５𝟓", want: "#"},
+		{name: "G", chars: "GgɢꓖᏳԌɡ𝔾ǵ69б６𝟗", want: "g"},
+		{name: "E", chars: "EeЕеΕᴇꓰᎬ𝓔ⒺÉ3З３", want: "e"},
+		{name: "S", chars: "SsЅѕꜱꓢᏚ𝕊ſ5Ƽ５⁵", want: "s"},
+		{name: "T", chars: "TtТтΤᴛꓔᎢ𝚝7７", want: "t"},
+		{name: "D", chars: "DdᴅꓓᎠꭰԁ𝔻Đ0０", want: "d"},
+		{name: "A", chars: "AaАаΑᴀꓮᎪɑ𝐀4４𝟒", want: "a"},
+		// A symbol that is a letter's look-alike or stand-in may be read as
+		// the letter or as a separator.
+		{name: "I or nothing", chars: "|!｜！∣", want: "I"},
+		{name: "S or nothing", chars: "$＄", want: "S"},
+		{name: "T or nothing", chars: "+＋", want: "T"},
+		{name: "A or nothing", chars: "@＠", want: "A"},
+		{name: "squared I, regional indicator I", chars: "🅸🇮", want: "i"},
+		{name: "squared D, regional indicator D", chars: "🅳🇩", want: "d"},
+		{name: "digits that stand for no keyword letter", chars: "28٥५᠐", want: "x"},
 		{name: "less-than", chars: "<ᐸ˂‹＜﹤〈❮⟨〈❬≮", want: "<"},
 		{name: "much less-than", chars: "≪", want: "<<"},
 		{name: "very much less-than", chars: "⋘", want: "<<<"},
@@ -162,13 +169,48 @@ func TestOrdinaryTextUntouched(t *testing.T) {
 			t.Errorf("neutralise changed ordinary text:\n got %q\nwant %q", got, s)
 		}
 	}
+	// testdata/ordinary: prose, code, numbers and leetspeak that says
+	// "ingest" and "data" but not the keyword, fenced whole.
+	files, err := filepath.Glob(filepath.Join("testdata", "ordinary", "*.txt"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("testdata/ordinary: %v files, %v", len(files), err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := MustUnfence(t, MustFencer(t).Fence(string(b), testOrigin)); body != string(b) {
+			t.Errorf("%s: the fence changed ordinary text:\n%s", name, body)
+		}
+	}
+}
+
+// TestNumbersUntouched: digits stand only for the letters they are written
+// for, and the keyword's 'n' has none, so no number, date, hash, address or
+// amount is ever changed, however many digits it holds.
+func TestNumbersUntouched(t *testing.T) {
+	const alphabet = "0123456789abcdefABCDEFxX.,:;-/+*=%$@#|!()[] \n"
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		b := make([]byte, rng.IntN(60))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if s := string(b); neutralise(s) != s || !asciiClean(s) {
+			t.Fatalf("neutralise(%q) = %q (fast path %v)", s, neutralise(s), asciiClean(s))
+		}
+	}
+	if sk := skeletonOf("0123456789"); strings.ContainsAny(sk, "nN") {
+		t.Errorf("a digit stands for the keyword's 'n': %q", sk)
+	}
 }
 
 // TestDetectorAgreesWithReference compares scanMarkers' automaton with the
-// brute-force search on random text built from look-alikes, digits,
+// regular-expression search on random text built from look-alikes, digits,
 // separators and breakers.
 func TestDetectorAgreesWithReference(t *testing.T) {
-	alphabet := []rune("iIl1|ɪꓲnΝɴgɢGeЕᴇsЅꜱtтᴛTdᴅꓓDaаᴀA0594<ᐸ‹≪⋘ _-.\n\u00ad\u200bxmo%")
+	alphabet := []rune("iIl1|!ɪꓲnΝɴgɢG69eЕᴇ3sЅꜱ5$tтᴛT7+dᴅꓓD0aаᴀA4@＠<ᐸ‹≪⋘ _-.\n\u00ad\u200bxmo%28")
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		rs := make([]rune, rng.IntN(30))
@@ -206,10 +248,18 @@ func TestASCIIDismissals(t *testing.T) {
 			if n1&nextMisfit != 0 {
 				after = skelASCII[c1]
 			}
-			// Keyword: the next symbol the matcher reads must be there and
-			// must not fit the next position.
-			next := strings.TrimLeft(after, string([]byte{symPunct, symOpen}))
-			if next == "" || next[0] == symDigit || kwPos[next[0]]&(1<<(kwAnchor+1)) != 0 {
+			// Keyword: no symbol the matcher may read next fits the next
+			// position, and one it cannot pass over comes before the end.
+			goesOn := true
+			for q := 0; q < len(after); q++ {
+				if d := after[q]; kwPos[d]&(1<<(kwAnchor+1)) != 0 {
+					break
+				} else if !kwSkip[d] {
+					goesOn = false
+					break
+				}
+			}
+			if goesOn {
 				t.Errorf("an anchor before %q %q is dismissed, but their symbols %q may go on with the keyword", rune(c1), rune(c2), after)
 			}
 			// Run: fewer than minLTRun-1 more '<' before something else.
@@ -226,14 +276,19 @@ func TestASCIIDismissals(t *testing.T) {
 	for c := 0; c < utf8.RuneSelf; c++ {
 		syms, need := skelASCII[c], false
 		for q := 0; q < len(syms) && syms[q] != symOther; q++ {
-			need = need || syms[q] == symOpen || syms[q] == symDigit || kwPos[syms[q]]&(1<<kwAnchor) != 0
+			need = need || syms[q] == symOpen || kwPos[syms[q]]&(1<<kwAnchor) != 0
 		}
 		if need != (asciiClass[c]&classAnchor != 0) {
 			t.Errorf("%q: anchor %v, want %v", rune(c), !need, need)
 		}
 	}
-	if got := asciiClass['g'] & asciiClass['G'] & asciiClass['5'] & asciiClass['<'] & classAnchor; got == 0 {
-		t.Error("'g', 'G', '5' and '<' should be anchors")
+	if got := asciiClass['g'] & asciiClass['G'] & asciiClass['6'] & asciiClass['9'] & asciiClass['<'] & classAnchor; got == 0 {
+		t.Error("'g', 'G', '6', '9' and '<' should be anchors")
+	}
+	for _, c := range "01234578abcdefABCDEF" {
+		if asciiClass[c]&classAnchor != 0 {
+			t.Errorf("%q is an anchor: numbers and hex would leave the fast path", c)
+		}
 	}
 }
 
@@ -271,8 +326,12 @@ var lookalikes = func() func(c byte) []rune {
 	}
 }()
 
-// forgeMarker spells a close marker with the look-alikes, separators and
-// digits that choices picks (each byte one choice; zero when they run out).
+// forgeMarker spells a close marker with the look-alikes and separators
+// that choices picks (each byte one choice; zero when they run out): each
+// keyword letter any rune that stands for it (a look-alike in any script
+// or case, a digit or symbol leetspeak writes for it), at times in its
+// full-width form, with any separators between, and no limit on how many
+// letters are swapped.
 func forgeMarker(choices []byte) string {
 	next := func(n int) int {
 		if len(choices) == 0 || n <= 0 {
@@ -282,24 +341,24 @@ func forgeMarker(choices []byte) string {
 		choices = choices[1:]
 		return c % n
 	}
-	seps := []string{"", "", "", "", " ", "\n", "_", "-", ".", "\u00ad", "\u200b", "\u2060", "\u0301", "\ufe0f", "\u3164"}
+	seps := []string{"", "", "", "", " ", "\n", "\t", "_", "-", ".", "/", "*", "\u00ad", "\u200b", "\u200d", "\u2060", "\u0301", "\ufe0f",
+		"\u3164", "＿", "@", "$", "|", "!", "+", "@$", "\u200b|\u200b", "\U000E0100"}
 	var sb strings.Builder
 	for range minLTRun {
 		alts := lookalikes(symOpen)
 		sb.WriteRune(alts[next(len(alts))])
-		if sep := seps[next(len(seps))]; !strings.ContainsAny(sep, "_-.") {
+		if sep := seps[next(len(seps))]; skeletonOf(sep) == "" {
 			sb.WriteString(sep)
 		}
 	}
 	sb.WriteString("END_")
-	digits := 0
 	for i := 0; i < len(keyword); i++ {
-		alts := lookalikes(keyword[i])
-		if next(8) == 0 && digits < maxWild {
-			alts = lookalikes(symDigit)
-			digits++
+		alts := slices.Concat(lookalikes(keyword[i]), lookalikes(keyword[i]-'a'+'A'))
+		r := alts[next(len(alts))]
+		if r > ' ' && r < 0x7f && next(4) == 0 {
+			r += 0xFEE0 // its full-width form
 		}
-		sb.WriteRune(alts[next(len(alts))])
+		sb.WriteRune(r)
 		sb.WriteString(seps[next(len(seps))])
 	}
 	sb.WriteString(" nonce=" + testNonce + ">>>")
@@ -335,12 +394,18 @@ func FuzzConfusableMarker(f *testing.F) {
 }
 
 func TestLookalikesCoverTheKeyword(t *testing.T) {
-	for _, c := range []byte(keyword + string(symOpen) + string(symDigit)) {
+	for _, c := range []byte(keyword + string(symOpen)) {
 		if n := len(lookalikes(c)); n < 10 {
 			t.Errorf("only %d runes stand for %q", n, c)
 		}
 	}
-	if !slices.Contains(lookalikes('i'), 'l') || !slices.Contains(lookalikes(symOpen), 'ᐸ') {
-		t.Error("lookalikes lacks 'l' for 'i' or 'ᐸ' for '<'")
+	for _, tt := range []struct {
+		sym byte
+		r   rune
+	}{{'i', 'l'}, {'i', '1'}, {'I', '|'}, {'I', '!'}, {'e', '3'}, {'a', '4'}, {'A', '@'}, {'s', '5'}, {'S', '$'}, {'g', '6'}, {'g', '9'},
+		{'t', '7'}, {'T', '+'}, {'d', '0'}, {symOpen, 'ᐸ'}} {
+		if !slices.Contains(lookalikes(tt.sym), tt.r) {
+			t.Errorf("lookalikes(%q) lacks %q", tt.sym, tt.r)
+		}
 	}
 }

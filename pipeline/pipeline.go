@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -261,7 +262,13 @@ func unchanged(prev, doc *ingestd.Document) bool {
 
 // clean makes an item's strings storable in every store: invalid UTF-8
 // becomes U+FFFD and NUL bytes are dropped (PostgreSQL refuses them in
-// text; a mail with a stray NUL must not fail its whole document).
+// text; a mail with a stray NUL must not fail its whole document). The
+// fields that are served outside the fence (title, URI, author, section
+// locators) also pass firewall.Neutralise, as heading paths do in chunks:
+// only the text is fenced, and they are shown beside it. Ordinary
+// metadata is unchanged by it, so is an unchanged item's content hash; a
+// stored document whose metadata holds marker-like or hidden text hashes
+// differently and is stored again, neutralised, on its next sync.
 func clean(it ingestd.Item) ingestd.Item {
 	fix := func(s string) string {
 		if strings.IndexByte(s, 0) >= 0 {
@@ -272,15 +279,36 @@ func clean(it ingestd.Item) ingestd.Item {
 		}
 		return s
 	}
-	it.Text, it.Title, it.Author, it.URI = fix(it.Text), fix(it.Title), fix(it.Author), fix(it.URI)
+	served := func(s string) string { return firewall.Neutralise(fix(s)) }
+	it.Text, it.Title, it.Author, it.URI = fix(it.Text), served(it.Title), served(it.Author), served(it.URI)
 	if len(it.Sections) > 0 {
 		secs := make([]ingestd.Section, len(it.Sections))
 		for i, s := range it.Sections {
-			secs[i] = ingestd.Section{Locator: fix(s.Locator), Text: fix(s.Text)}
+			secs[i] = ingestd.Section{Locator: served(s.Locator), Text: fix(s.Text)}
 		}
 		it.Sections = secs
 	}
 	return it
+}
+
+// headingPath is a chunk's heading path as it is stored and served: each
+// heading, which the chunker takes from the text, through
+// firewall.Neutralise (see clean). A path it leaves as it is is returned
+// as it is.
+func headingPath(hp []string) []string {
+	var out []string
+	for i, h := range hp {
+		if n := firewall.Neutralise(h); n != h {
+			if out == nil {
+				out = slices.Clone(hp)
+			}
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return hp
+	}
+	return out
 }
 
 // chunks splits, fences and embeds the item's text, section by section
@@ -309,11 +337,12 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 		}
 		n := seen[pc.Text]
 		seen[pc.Text] = n + 1
+		hp := headingPath(pc.HeadingPath)
 		chunks = append(chunks, ingestd.Chunk{
 			ID:          ingestd.ChunkID(doc.ID, pc.Text, n),
 			DocumentID:  doc.ID,
 			Ordinal:     len(chunks),
-			HeadingPath: pc.HeadingPath,
+			HeadingPath: hp,
 			Text:        pc.Text,
 			Fenced:      firewall.Fence(pc.Text, origin),
 			Tokens:      pc.Tokens,
@@ -321,7 +350,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 			EmbedderID:  p.embedder.ID(),
 			Locator:     pc.Locator,
 		})
-		inputs = append(inputs, EmbedInput(doc.Title, pc.HeadingPath, pc.Text))
+		inputs = append(inputs, EmbedInput(doc.Title, hp, pc.Text))
 	}
 	if len(chunks) == 0 {
 		return chunks, nil

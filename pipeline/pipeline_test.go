@@ -3,6 +3,10 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -300,5 +304,88 @@ func TestIngestCleansUnstorableText(t *testing.T) {
 	// The same dirty item again is unchanged: cleaning is deterministic.
 	if o, err := f.pipe.Ingest(ctx, handbook, it); err != nil || o != pipeline.Unchanged {
 		t.Fatalf("re-ingest = %s, %v", o, err)
+	}
+}
+
+// storable is s as every store can hold it (see TestIngestCleansUnstorableText).
+func storable(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
+
+// TestServedMetadataNeutralised: every field served outside the fence that
+// an item brings — title, URI, author, a section's locator, a heading the
+// chunker finds in the text — is stored through firewall.Neutralise, for
+// every attack of the fence's escape corpus, whatever the connector; the
+// text itself is stored as written (it is fenced). Ordinary metadata is
+// stored byte for byte, and its item stays unchanged on a second pass.
+func TestServedMetadataNeutralised(t *testing.T) {
+	ctx := context.Background()
+	f := mustPipeline(t)
+	dirs, err := os.ReadDir(filepath.Join("..", "firewall", "testdata", "escape"))
+	if err != nil || len(dirs) < 30 {
+		t.Fatalf("escape corpus: %d cases, %v", len(dirs), err)
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join("..", "firewall", "testdata", "escape", d.Name(), "input.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			id := fmt.Sprintf("%s/%d", d.Name(), n)
+			text := "# " + line + "\n\nThe refund policy applies to every order."
+			it := ingestd.Item{ExternalID: id, Title: line, URI: "https://example.com/" + line, Author: line, Format: ingestd.FormatMarkdown,
+				Sections: []ingestd.Section{{Locator: line, Text: text}}}
+			if _, err := f.pipe.Ingest(ctx, handbook, it); err != nil {
+				t.Fatal(err)
+			}
+			docID := ingestd.DocumentID(handbook.ID, id)
+			doc, err := f.store.Document(ctx, docID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := f.store.DocumentChunks(ctx, []string{docID})
+			if err != nil || len(chunks) == 0 {
+				t.Fatalf("%s: chunks %v, %v", id, chunks, err)
+			}
+			fields := map[string]string{"title": doc.Title, "uri": doc.URI, "author": doc.Author,
+				"chunk title": chunks[0].Title, "chunk uri": chunks[0].URI, "locator": chunks[0].Locator}
+			for i, h := range chunks[0].HeadingPath {
+				fields[fmt.Sprintf("heading %d", i)] = h
+			}
+			for name, v := range fields {
+				if err := firewall.CheckNeutralised(v); err != nil {
+					t.Errorf("%s: stored %s %q: %v", id, name, v, err)
+				}
+				if want := firewall.Neutralise(storable(line)); name != "uri" && name != "chunk uri" && !strings.HasPrefix(name, "heading") && v != want {
+					t.Errorf("%s: stored %s %q, want %q", id, name, v, want)
+				}
+			}
+			if want := storable(text); chunks[0].Text != want {
+				t.Errorf("%s: text stored as %q, want it as written %q", id, chunks[0].Text, want)
+			}
+		}
+	}
+
+	plain := ingestd.Item{ExternalID: "refunds.docx", Title: "Support Handbook", URI: "files://handbook/Policies/refunds%20v2.docx",
+		Author: "Dana Ødegård", Format: ingestd.FormatMarkdown,
+		Sections: []ingestd.Section{{Locator: "Refunds > Steps", Text: "# Refunds\n\n## Steps\n\nPress the refund button."}}}
+	if _, err := f.pipe.Ingest(ctx, handbook, plain); err != nil {
+		t.Fatal(err)
+	}
+	docID := ingestd.DocumentID(handbook.ID, plain.ExternalID)
+	doc, err := f.store.Document(ctx, docID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := f.store.DocumentChunks(ctx, []string{docID})
+	if err != nil || len(chunks) != 1 {
+		t.Fatalf("chunks %v, %v", chunks, err)
+	}
+	if doc.Title != plain.Title || doc.URI != plain.URI || doc.Author != plain.Author || chunks[0].Locator != "Refunds > Steps" ||
+		!slices.Equal(chunks[0].HeadingPath, []string{"Refunds", "Steps"}) {
+		t.Errorf("ordinary metadata changed: %+v, locator %q, heading path %q", doc, chunks[0].Locator, chunks[0].HeadingPath)
+	}
+	if o, err := f.pipe.Ingest(ctx, handbook, plain); err != nil || o != pipeline.Unchanged {
+		t.Errorf("second pass = %s, %v; want unchanged", o, err)
 	}
 }

@@ -8,8 +8,9 @@
 //   - general categories, case mappings and the White_Space and
 //     Default_Ignorable properties of the Go standard library.
 //
-// No character is listed by hand: each rule below is stated over those
-// properties. The generated file is committed; firewall's tests regenerate
+// One list is by hand, because no Unicode data holds it: Leet, the
+// stand-ins leetspeak writes for letters. Every other rule below is
+// stated over those properties. The generated file is committed; firewall's tests regenerate
 // it and fail when it differs (run `go generate ./firewall`). The data is
 // Unicode's, under the Unicode License v3 (LICENSE-UNICODE).
 //
@@ -24,8 +25,12 @@
 // Every character stands for a string of symbols:
 //
 //	a d e g i n s t   a letter of the marker keyword, whatever its case or look
-//	x                 any other letter
-//	#                 a digit, which may stand in for a keyword letter
+//	A D E G I N S T   the same letter, or nothing: punctuation or a
+//	                  mathematical or currency symbol that looks like or is
+//	                  written for the letter ('|' and '!' for I, '@' for A,
+//	                  '$' for S, '+' for T), which a reader may take for the
+//	                  letter or for a separator
+//	x                 any other letter or digit
 //	<                 the start of a marker
 //	.                 anything else visible: punctuation, symbols
 //	(nothing)         white space, combining marks and default-ignorable
@@ -40,19 +45,29 @@
 //  3. '<', a character whose UTS #39 prototype is '<', and a non-letter
 //     whose prototype is '❬' (the prototype of the angle brackets 〈 〈 ⟨)
 //     stand for '<'.
-//  4. A character any of whose case variants has the skeleton of a keyword
-//     letter in either case stands for that letter. The skeleton of a single
+//  4. A character stands for a keyword letter when any of its case
+//     variants has the skeleton of the letter in either case, or when it
+//     is, or its prototype chain passes through, a stand-in that
+//     leetspeak writes for the letter (see Leet). The skeleton of a single
 //     character is found by repeating, until nothing changes: its UTS #39
 //     prototype (marks dropped), lower case, and, for a character whose
 //     Unicode name says it is a form of a Latin letter ("LATIN LETTER SMALL
 //     CAPITAL D", "NEGATIVE SQUARED LATIN CAPITAL LETTER D", "REGIONAL
 //     INDICATOR SYMBOL LETTER D"), that letter. So 'I', 'l', '1', '|' and
 //     Lisu 'ꓲ' all have the skeleton of 'I'; 'т' has the prototype 'ᴛ', a
-//     small capital T.
+//     small capital T; '5', and Latin 'Ƽ' whose prototype is '5', stand
+//     for S. The skeleton decides before leetspeak. The letter is in upper
+//     case when the character is punctuation or a mathematical or currency
+//     symbol.
 //  5. A character whose prototype is several characters stands for their
 //     symbols ("m" looks like "rn").
-//  6. A decimal digit stands for '#'; otherwise the prototype decides: a
-//     digit '#', a letter 'x', anything else '.'.
+//  6. Otherwise a decimal digit stands for 'x', and the prototype decides:
+//     a letter or digit 'x', anything else '.'.
+//
+// Every digit stands for the letters it looks like or is written for, and
+// for nothing else, however many of them a keyword holds. The keyword's
+// 'n' has no such digit or symbol, so no number, hash or date can spell
+// the keyword.
 package skelgen
 
 import (
@@ -77,16 +92,30 @@ import (
 // (go.mau.fi/util/unicodeurls.UnicodeVersion).
 const ConfusablesVersion = "17.0.0"
 
-// Symbol bytes besides the keyword's letters.
+// Symbol bytes besides the keyword's letters (lower case: the letter; upper
+// case: the letter or nothing).
 const (
 	Other = 'x'
-	Digit = '#'
 	Open  = '<'
 	Punct = '.'
 )
 
+// Leet maps each stand-in that leetspeak writes for a letter to the
+// letters it is written for: the digits and symbols of the common
+// substitution table (0 for O or D, 1 for I or L, 3 for E, 4 for A, 5 for
+// S, 6 and 9 for G, 7 for T, 8 for B, @ for A, $ for S, | and ! for I or
+// L, + for T). It is the only list by hand: Unicode's confusables tie '0'
+// to 'O' and '1' and '|' to 'l', but no digit to another letter.
+// Characters that look like a stand-in (full-width '５', Latin 'Ƽ') are
+// found by the rules, not listed.
+var Leet = map[rune]string{
+	'0': "od", '1': "il", '2': "z", '3': "e", '4': "a", '5': "s", '6': "gb", '7': "t", '8': "b", '9': "gq",
+	'@': "a", '$': "s", '|': "il", '!': "il", '+': "t",
+}
+
 // Builder computes symbols for one keyword.
 type Builder struct {
+	keyword  string
 	letterOf map[rune]byte // skeleton of a letter (see canon) -> keyword letter
 	nameFold map[rune]rune // a form of a Latin letter -> that letter
 
@@ -98,7 +127,7 @@ var latinForm = regexp.MustCompile(`(?:^|\s)(?:LATIN (?:CAPITAL |SMALL )?LETTER 
 
 // New returns a Builder for keyword, which must be lower-case ASCII letters.
 func New(keyword string) *Builder {
-	b := &Builder{letterOf: map[rune]byte{}, nameFold: map[rune]rune{}}
+	b := &Builder{keyword: keyword, letterOf: map[rune]byte{}, nameFold: map[rune]rune{}}
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if r >= 0xD800 && r <= 0xDFFF {
 			continue
@@ -244,10 +273,11 @@ func (b *Builder) symbols(r rune, depth int) string {
 	if proto == "<" || proto == "❬" && !unicode.IsLetter(r) {
 		return string(Open)
 	}
-	for _, y := range orbit(r) {
-		if k, ok := b.letterOf[b.canon(y)]; ok {
-			return string(k)
+	if k, ok := b.keywordLetter(r); ok {
+		if separator(r) {
+			k = byte(unicode.ToUpper(rune(k)))
 		}
+		return string(k)
 	}
 	if utf8.RuneCountInString(p) > 1 {
 		var sb strings.Builder
@@ -257,19 +287,59 @@ func (b *Builder) symbols(r rune, depth int) string {
 		return sb.String()
 	}
 	if unicode.IsDigit(r) {
-		return string(Digit)
+		return string(Other)
 	}
 	q := r
 	if c, ok := single(p); ok {
 		q = c
 	}
-	switch {
-	case unicode.IsDigit(q):
-		return string(Digit)
-	case unicode.IsLetter(q):
+	if unicode.IsDigit(q) || unicode.IsLetter(q) {
 		return string(Other)
 	}
 	return string(Punct)
+}
+
+// separator reports whether r is punctuation or a mathematical or currency
+// symbol: a character text puts between words, which may stand for a
+// keyword letter or for nothing. Other symbols that stand for a letter
+// (squared and negative-squared letters, regional indicators) are read as
+// the letter alone, so that a row of flags does not spell the keyword.
+func separator(r rune) bool {
+	return unicode.In(r, unicode.P, unicode.Sm, unicode.Sc)
+}
+
+// keywordLetter returns the keyword letter r stands for by rule 4: by its
+// skeleton, else by leetspeak. (A few letters of other scripts have one
+// case variant that looks like a keyword letter and another whose
+// prototype is a stand-in for a different one; the look wins.)
+func (b *Builder) keywordLetter(r rune) (byte, bool) {
+	for _, y := range orbit(r) {
+		if k, ok := b.letterOf[b.canon(y)]; ok {
+			return k, true
+		}
+	}
+	if k := b.leetLetter(r); k != 0 {
+		return k, true
+	}
+	return 0, false
+}
+
+// leetLetter returns the keyword letter that r, or a character on its
+// prototype chain, is a leetspeak stand-in for, or 0.
+func (b *Builder) leetLetter(r rune) byte {
+	for range 8 {
+		for _, l := range Leet[r] {
+			if strings.ContainsRune(b.keyword, l) {
+				return byte(l)
+			}
+		}
+		p, ok := single(prototype(r))
+		if !ok || p == r {
+			break
+		}
+		r = p
+	}
+	return 0
 }
 
 // orbit returns r and its case variants, r first.
@@ -406,9 +476,11 @@ func asciiName(c int) string {
 // Fold returns the letter r looks like, whatever its case, for comparing
 // text by its look: the lower-case ASCII letter whose skeleton (in either
 // case) r shares, as keyword letters are found, else the skeleton of r in
-// lower case. Digits and other characters are returned as they are, white
-// space as ' ', and marks and default-ignorable characters as -1 (dropped
-// by strings.Map). 'l' and 'I' share a skeleton, so 'l' folds to 'i'.
+// lower case; a leetspeak stand-in folds to the first letter it is written
+// for ('3' to 'e', '@' to 'a'). Other digits and characters are returned as
+// they are, white space as ' ', and marks and default-ignorable characters
+// as -1 (dropped by strings.Map). 'l' and 'I' share a skeleton, so 'l'
+// folds to 'i'.
 func (b *Builder) Fold(r rune) rune {
 	switch {
 	case unicode.Is(unicode.White_Space, r):
@@ -418,6 +490,9 @@ func (b *Builder) Fold(r rune) rune {
 	case !unicode.IsLetter(r) && !unicode.IsDigit(r):
 		if d, ok := single(norm.NFKD.String(string(r))); ok && d != r {
 			return b.Fold(d)
+		}
+		if l := Leet[r]; l != "" {
+			return rune(l[0])
 		}
 		return r
 	}
@@ -436,7 +511,11 @@ func (b *Builder) Fold(r rune) rune {
 			return l
 		}
 	}
-	return b.canon(unicode.ToLower(r))
+	c := b.canon(unicode.ToLower(r))
+	if l := Leet[c]; l != "" {
+		return rune(l[0])
+	}
+	return c
 }
 
 // Sources returns, for each symbol string of a single keyword letter or of
