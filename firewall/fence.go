@@ -296,6 +296,9 @@ func isNonce(s string) bool {
 // findUnsafe returns the offset and a description of the first thing in a
 // fenced body that neutralise would have changed, or -1.
 func findUnsafe(body string) (int, string) {
+	if asciiClean(body) { // what neutralise returns unchanged holds nothing unsafe
+		return -1, ""
+	}
 	for i := 0; i < len(body); {
 		r, size := utf8.DecodeRuneInString(body[i:])
 		if revealed(r) {

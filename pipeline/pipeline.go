@@ -389,10 +389,21 @@ func fenceOrigin(doc *ingestd.Document, tier ingestd.Tier) firewall.Origin {
 // fenced text it stores is one it was given: a forged fence, a fence
 // closed early or plain text in an archive is replaced, and the fence
 // never names a tier above what the writing deployment declares.
+//
+// It also passes the fields served beside the fence that outsiders write
+// (the document's title, URI and author, each chunk's heading path and
+// locator) through firewall.Neutralise, as clean and headingPath do for
+// the pipeline's own items: an archive's fields are as untrusted as its
+// fenced text.
 func Refence(doc *ingestd.Document, tier ingestd.Tier, chunks []ingestd.Chunk) {
+	doc.Title = firewall.Neutralise(doc.Title)
+	doc.URI = firewall.Neutralise(doc.URI)
+	doc.Author = firewall.Neutralise(doc.Author)
 	origin := fenceOrigin(doc, tier)
 	for i := range chunks {
 		chunks[i].Fenced = firewall.Fence(chunks[i].Text, origin)
+		chunks[i].HeadingPath = headingPath(chunks[i].HeadingPath)
+		chunks[i].Locator = firewall.Neutralise(chunks[i].Locator)
 	}
 }
 
