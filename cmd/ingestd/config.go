@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -254,6 +255,17 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
 		return nil, yamlSyntaxError(path, err)
+	}
+	// One document: a second one would be silently ignored.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, &configError{path: path, line: next.Line, msg: "a second YAML document: the configuration is one document (remove the \"---\" or merge what follows it)"}
+	case !errors.Is(err, io.EOF):
+		return nil, yamlSyntaxError(path, err)
+	}
+	if err := plainTree(path, &root); err != nil {
+		return nil, err
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
