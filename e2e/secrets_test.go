@@ -21,8 +21,9 @@ import (
 // Secret values the daemon gets from its environment. Each is distinctive
 // enough that finding it anywhere in a log or a response is a leak.
 var secretValues = map[string]string{
-	"E2E_TOKEN_CHAT":     "tok-chat-7f3a9c1e55d0b2a4",
-	"E2E_TOKEN_ADMIN":    "tok-admin-c81d2e6f90ab4437",
+	"E2E_TOKEN_CHAT":     "tok-chat-7f3a9c1e55d0b2a4e8613f09d5c7b2",
+	"E2E_TOKEN_ADMIN":    "tok-admin-c81d2e6f90ab4437a05e9d12f3b86c",
+	"E2E_TOKEN_METRICS":  "tok-metrics-5b0e8c3a71f94d26e0a7c9b4",
 	"E2E_WEBHOOK_SECRET": "whk-secret-3e9b7a12d4c6f801",
 	"E2E_IMAP_PASSWORD":  "imap-pass-91c4e7d2a0b35f68",
 }
@@ -132,6 +133,7 @@ auth:
   tokens:
     - {name: chat, token_env: E2E_TOKEN_CHAT, scopes: [retrieve]}
     - {name: ops, token_env: E2E_TOKEN_ADMIN, scopes: [retrieve, admin]}
+    - {name: prometheus, token_env: E2E_TOKEN_METRICS, scopes: [metrics]}
 installations:
   - id: handbook
     kind: files
@@ -201,7 +203,9 @@ installations:
 	}
 	do("POST", "/v1/webhooks/hooks", "", map[string]string{"X-GitHub-Event": "ping", "X-GitHub-Delivery": "d4",
 		"X-Hub-Signature-256": signGitHub(secretValues["E2E_WEBHOOK_SECRET"], []byte(hook))}, hook, http.StatusOK)
-	do("GET", "/metrics", "", nil, "", http.StatusOK)
+	do("GET", "/metrics", "", nil, "", http.StatusUnauthorized)
+	do("GET", "/metrics", chat, nil, "", http.StatusForbidden)
+	do("GET", "/metrics", secretValues["E2E_TOKEN_METRICS"], nil, "", http.StatusOK)
 	do("GET", "/readyz", "", nil, "", http.StatusOK)
 
 	// Wait for the IMAP installation's refused login to be logged.

@@ -338,8 +338,12 @@ func newLogger(w io.Writer, lc LogConfig, daemon bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// isTerminal reports whether w is a terminal (for colour and progress bars).
+// isTerminal reports whether w is a terminal (for colour and progress
+// bars), looking through a *terminal to its stream.
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(*terminal); ok {
+		return t.isTTY()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -46,7 +46,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	defer a.Close()
 
-	w, commit, abort, err := createOutput(*out, e.stdout)
+	w, commit, abort, err := createOutput(*out, e.stdout.raw())
 	if err != nil {
 		return err
 	}

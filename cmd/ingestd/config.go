@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd/retrieval/access"
 	"github.com/ingestd/ingestd/retrieval/api"
 )
 
@@ -58,15 +60,28 @@ func (c *Config) listenLine() int {
 	return c.line("auth")
 }
 
+// tokenLine is the line of auth.tokens[i], else of auth.
+func (c *Config) tokenLine(i int) int {
+	if i < len(c.tokenLines) {
+		return c.tokenLines[i]
+	}
+	return c.line("auth")
+}
+
 // tokenUnset is the error for auth.tokens[i] whose variable is unset or
 // empty, at the token's line.
 func (c *Config) tokenUnset(i int) error {
-	t := c.Auth.Tokens[i]
-	line := c.line("auth")
-	if i < len(c.tokenLines) {
-		line = c.tokenLines[i]
+	return c.tokenError(i, fmt.Sprintf("environment variable %s is not set", c.Auth.Tokens[i].TokenEnv))
+}
+
+// tokenError is msg about auth.tokens[i], at its line: "auth: token
+// "chat": msg" (msg starting with a verb reads "auth: token "chat" msg").
+func (c *Config) tokenError(i int, msg string) error {
+	sep := ": "
+	if strings.HasPrefix(msg, "has ") || strings.HasPrefix(msg, "reads ") {
+		sep = " "
 	}
-	return &configError{path: c.path, line: line, msg: fmt.Sprintf("auth: token %q: environment variable %s is not set", t.Name, t.TokenEnv)}
+	return &configError{path: c.path, line: c.tokenLine(i), msg: fmt.Sprintf("auth: token %q%s%s", c.Auth.Tokens[i].Name, sep, msg)}
 }
 
 // StoreConfig selects the store.
@@ -254,6 +269,17 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
 		return nil, yamlSyntaxError(path, err)
+	}
+	// One document: a second one would be silently ignored.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return nil, &configError{path: path, line: next.Line, msg: "a second YAML document: the configuration is one document (remove the \"---\" or merge what follows it)"}
+	case !errors.Is(err, io.EOF):
+		return nil, yamlSyntaxError(path, err)
+	}
+	if err := plainTree(path, &root); err != nil {
+		return nil, err
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
@@ -453,16 +479,21 @@ func (c *Config) validate(doc *yaml.Node) error {
 	}
 	c.Firewall.Mode = mode
 	for i, t := range c.Auth.Tokens {
-		at := line("auth")
-		if i < len(c.tokenLines) {
-			at = c.tokenLines[i]
-		}
+		at := c.tokenLine(i)
 		if t.Name == "" || t.TokenEnv == "" {
 			return &configError{path: c.path, line: at, msg: "auth: every token needs name and token_env"}
 		}
+		for j, prev := range c.Auth.Tokens[:i] {
+			switch {
+			case prev.Name == t.Name:
+				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token name %q is given twice (first at line %d): refusals and logs name tokens by it", t.Name, c.tokenLine(j))}
+			case prev.TokenEnv == t.TokenEnv:
+				return c.tokenError(i, fmt.Sprintf("reads %s, as token %q (line %d) does: two tokens of one value would be one token, the first listed", t.TokenEnv, prev.Name, c.tokenLine(j)))
+			}
+		}
 		for _, s := range t.Scopes {
-			if s != "retrieve" && s != "admin" {
-				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: scope %q is not one of retrieve, admin", t.Name, s)}
+			if !slices.Contains(access.Scopes, s) {
+				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: scope %q is not one of %s", t.Name, s, strings.Join(access.Scopes, ", "))}
 			}
 		}
 		if t.Installations == nil {
@@ -470,6 +501,9 @@ func (c *Config) validate(doc *yaml.Node) error {
 		}
 		if l := tokenKeyLine(doc, i, "installations"); l != 0 {
 			at = l
+		}
+		if slices.Contains(t.Scopes, access.ScopeMetrics) {
+			return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: the metrics scope needs a token that sees every installation (the metrics name them all); give the scrape a token of its own without installations", t.Name)}
 		}
 		if len(t.Installations) == 0 {
 			return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: installations is empty, so the token would see nothing; list installation ids, or leave the key out for all", t.Name)}

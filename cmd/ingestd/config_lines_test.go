@@ -45,7 +45,7 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 			line: "ingestd.yaml:5:", want: `auth: token "chat": environment variable INGESTD_TEST_UNSET_A is not set`},
 		{name: "token scope unknown", cmd: "provenance",
 			body: quiet + "auth:\n  tokens:\n    - {name: chat, token_env: A, scopes: [retrieve]}\n    - {name: ops, token_env: B, scopes: [root]}\n",
-			line: "ingestd.yaml:5:", want: `scope "root" is not one of retrieve, admin`},
+			line: "ingestd.yaml:5:", want: `scope "root" is not one of retrieve, admin, metrics`},
 		{name: "store url variable unset", cmd: "provenance",
 			body: quiet + "store: {driver: postgres, url_env: INGESTD_TEST_UNSET_URL}\n",
 			line: "ingestd.yaml:2:", want: "url_env names INGESTD_TEST_UNSET_URL, which is not set"},

@@ -45,8 +45,8 @@ func TestDLQAndQueueThroughServe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("INGESTD_TEST_CHAT_TOKEN", "chat-token-for-the-dlq-test")
-	t.Setenv("INGESTD_TEST_ADMIN_TOKEN", "admin-token-for-the-dlq-test")
+	t.Setenv("INGESTD_TEST_CHAT_TOKEN", "chat-token-for-the-dlq-test-8b3e0f5a")
+	t.Setenv("INGESTD_TEST_ADMIN_TOKEN", "admin-token-for-the-dlq-test-2d7c9a41")
 
 	// No serve: the command runs the embedded NATS under the data_dir lock.
 	write(strings.Replace(base, "installations:\n", "installations:\n"+scratch, 1))

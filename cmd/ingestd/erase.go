@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -276,19 +275,18 @@ func runErase(ctx context.Context, e *env, args []string) error {
 			return out(ts)
 		}
 		if len(ts) == 0 {
-			fmt.Fprintln(e.stdout, "no tombstones")
+			e.stdout.Println("no tombstones")
 			return nil
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tKIND\tINSTALLATION\tERASED AT")
+		tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
 		for _, t := range ts {
 			in := t.Installation
 			if in == "" {
 				in = "(every installation)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
+			tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
 		}
-		return tw.Flush()
+		return tb.flush()
 	case *lift:
 		n, err := a.eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*keys), Installation: *inst, ExternalID: *extID, Author: *author})
 		if err != nil {
@@ -297,7 +295,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 		if *asJSON {
 			return out(map[string]int{"lifted": n})
 		}
-		fmt.Fprintf(e.stdout, "%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
+		e.stdout.Printf("%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
 		return nil
 	}
 
@@ -341,28 +339,27 @@ func (a *app) eraseReaching(ctx context.Context, e *env, req ingestd.ErasureRequ
 func printErasure(e *env, rep ingestd.ErasureReport) {
 	if rep.DryRun {
 		if len(rep.Documents) == 0 {
-			fmt.Fprintf(e.stdout, "nothing to erase (%s would be recorded)\n", plural(rep.Tombstones, "tombstone"))
+			e.stdout.Printf("nothing to erase (%s would be recorded)\n", plural(rep.Tombstones, "tombstone"))
 			return
 		}
-		fmt.Fprintf(e.stdout, "would erase %s and record %s:\n", plural(len(rep.Documents), "document"), plural(rep.Tombstones, "tombstone"))
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ID\tINSTALLATION\tEXTERNAL ID\tKIND\tSTATUS\tTITLE")
+		e.stdout.Printf("would erase %s and record %s:\n", plural(len(rep.Documents), "document"), plural(rep.Tombstones, "tombstone"))
+		tb := e.stdout.table("  ", "ID", "INSTALLATION", "EXTERNAL ID", "KIND", "STATUS", "TITLE")
 		for _, d := range rep.Documents {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
+			tb.row(d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
 		}
-		tw.Flush()
-		fmt.Fprintln(e.stdout, "run again without --dry-run to erase them")
+		_ = tb.flush()
+		e.stdout.Println("run again without --dry-run to erase them")
 		return
 	}
 	n := rep.Erased
-	fmt.Fprintf(e.stdout, "erased %s (%s, %s, %s, %s); %s recorded",
+	e.stdout.Printf("erased %s (%s, %s, %s, %s); %s recorded",
 		plural(n.Documents, "document"), plural(n.Chunks, "chunk"), plural(n.Links, "link"),
 		plural(n.CachedEmbeddings, "cached embedding"), plural(n.Cursors, "cursor"), plural(n.Tombstones, "tombstone"))
 	if rep.Messages != nil {
-		fmt.Fprintf(e.stdout, "; %s erased from the job streams", plural(*rep.Messages, "message"))
+		e.stdout.Printf("; %s erased from the job streams", plural(*rep.Messages, "message"))
 	}
-	fmt.Fprintln(e.stdout)
+	e.stdout.Println()
 	for _, s := range rep.QueueBusy {
-		fmt.Fprintf(e.stderr, "note: stream %s held other messages, so its files were kept: a message consumed before may remain in them until the stream empties (see docs/SECURITY.md, Erasure)\n", s)
+		e.stderr.Printf("note: stream %s held other messages, so its files were kept: a message consumed before may remain in them until the stream empties (see docs/SECURITY.md, Erasure)\n", s)
 	}
 }

@@ -64,7 +64,7 @@ func TestIngestURLStaysOnSite(t *testing.T) {
 		}
 	}
 
-	a, err := openApp(context.Background(), &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" },
+	a, err := openApp(context.Background(), &env{stdout: newTerminal(io.Discard), stderr: newTerminal(io.Discard), getenv: func(string) string { return "" },
 		lookupEnv: func(string) (string, bool) { return "", false }}, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -294,31 +293,29 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 			return enc.Encode(dead)
 		}
 		if len(dead) == 0 {
-			fmt.Fprintln(e.stdout, "no dead letters")
+			e.stdout.Println("no dead letters")
 			return nil
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tKIND\tINSTALLATION\tITEM\tDELIVERIES\tFAILED AT\tERROR")
+		tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
 		for _, d := range dead {
 			item := d.Job.ExternalID
 			if d.Job.Item != nil {
 				item = d.Job.Item.ExternalID
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.Job.Kind, d.Job.Installation, item,
-				d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+			tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
 		}
-		return tw.Flush()
+		return tb.flush()
 	case *all:
 		n, err := dl.ReplayAll(ctx)
 		if n > 0 || err == nil {
-			fmt.Fprintf(e.stdout, "%s queued again\n", plural(n, "dead letter"))
+			e.stdout.Printf("%s queued again\n", plural(n, "dead letter"))
 		}
 		return err
 	default:
 		if err := dl.Replay(ctx, pos[0]); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "dead letter %s queued again\n", pos[0])
+		e.stdout.Printf("dead letter %s queued again\n", pos[0])
 		return nil
 	}
 }

@@ -172,15 +172,24 @@ type command struct {
 }
 
 // env is what every subcommand gets: its streams and the environment.
+// Its output streams are terminals: everything a command prints passes
+// the one escape of what outsiders wrote (see terminal).
 type env struct {
 	stdin          io.Reader
-	stdout, stderr io.Writer
+	stdout, stderr *terminal
 	getenv         func(string) string
 	lookupEnv      func(string) (string, bool)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	e := &env{stdin: os.Stdin, stdout: newTerminal(stdout), stderr: newTerminal(stderr), getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	defer e.stderr.flush()
+	defer e.stdout.flush()
+	return e.run(ctx, args)
+}
+
+func (e *env) run(ctx context.Context, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1 {
 		fmt.Fprint(stdout, usage())
 		return 0
@@ -224,20 +233,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, hr.text())
 			return 0
 		case errors.As(err, &ue) && ue.cmd == "":
-			fmt.Fprintf(stderr, "ingestd %s: %s\n", c.name, ue.msg)
+			stderr.Printf("ingestd %s: %s\n", c.name, ue.msg)
 			return 2
 		case errors.As(err, &ue):
 			// A mistake in the command line's shape: show the shape.
-			fmt.Fprintf(stderr, "ingestd %s: %s\nUsage:\n%sRun `ingestd %s --help` for every flag.\n", ue.cmd, ue.msg, groupUsage(ue.cmd), ue.cmd)
+			stderr.Printf("ingestd %s: %s\nUsage:\n", ue.cmd, ue.msg)
+			fmt.Fprint(stderr, groupUsage(ue.cmd))
+			stderr.Printf("Run `ingestd %s --help` for every flag.\n", ue.cmd)
 			return 2
 		case errors.As(err, &ce):
-			fmt.Fprintf(stderr, "ingestd %s: %v\n", c.name, err)
+			stderr.Printf("ingestd %s: %v\n", c.name, err)
 			return 2
 		}
-		fmt.Fprintf(stderr, "ingestd %s: %s\n", c.name, humanError(err))
+		stderr.Printf("ingestd %s: %s\n", c.name, humanError(err))
 		return 1
 	}
-	fmt.Fprintf(stderr, "ingestd: unknown command %q\n\n%s", args[0], usage())
+	stderr.Printf("ingestd: unknown command %q\n\n", args[0])
+	fmt.Fprint(stderr, usage())
 	return 2
 }
 
@@ -290,7 +302,7 @@ func runVersion(_ context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "ingestd %s\n", versionString())
+	e.stdout.Printf("ingestd %s\n", versionString())
 	return nil
 }
 

@@ -132,7 +132,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.ExternalID, err)
 		}
-		fmt.Fprintf(e.stdout, "%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
+		e.stdout.Printf("%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
 	}
 	return nil
 }

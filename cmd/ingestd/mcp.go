@@ -47,7 +47,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	transport := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout}}
+	transport := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout.raw()}}
 	if *server != "" {
 		if *as != "" {
 			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}

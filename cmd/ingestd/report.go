@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
 )
@@ -43,39 +41,37 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printReport(w io.Writer, r ingestd.ProvenanceReport, perInst bool) {
-	fmt.Fprintf(w, "%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
+func printReport(w *terminal, r ingestd.ProvenanceReport, perInst bool) {
+	w.Printf("%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
 		plural(r.Total, "document"), r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
-	fmt.Fprintf(w, "declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)
+	w.Printf("declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)
 	if r.Orphaned > 0 {
-		fmt.Fprintf(w, "note: %d documents belong to an installation that is no longer configured (or now has another kind): they count as %s.\n",
+		w.Printf("note: %d documents belong to an installation that is no longer configured (or now has another kind): they count as %s.\n",
 			r.Orphaned, ingestd.TierUntrustedExternal)
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIER\tDOCUMENTS\tSHARE")
+	w.Println()
+	tb := w.table("", "TIER", "DOCUMENTS", "SHARE")
 	for _, t := range r.Tiers {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\n", t.Tier, t.Count, t.Pct)
+		tb.row(t.Tier, t.Count, fmt.Sprintf("%.1f%%", t.Pct))
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTALLATION\tKIND\tDECLARED TIER\tDOCUMENTS")
+	_ = tb.flush()
+	w.Println()
+	tb = w.table("", "INSTALLATION", "KIND", "DECLARED TIER", "DOCUMENTS")
 	for _, in := range r.Installations {
 		tier := dash(in.Tier)
 		if in.Kind == "" {
 			tier = "not configured"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", in.ID, dash(in.Kind), tier, in.Documents)
+		tb.row(in.ID, dash(in.Kind), tier, in.Documents)
 		if perInst {
 			for _, t := range in.Tiers {
-				fmt.Fprintf(tw, "  └ %s\t\t\t%d (%.1f%%)\n", t.Tier, t.Count, t.Pct)
+				tb.row("  └ "+t.Tier, "", "", fmt.Sprintf("%d (%.1f%%)", t.Count, t.Pct))
 			}
 		}
 	}
-	tw.Flush()
+	_ = tb.flush()
 	if r.ExternallyAuthored > 0 && r.Policy.FirewallMode != "enforce" {
-		fmt.Fprintf(w, "\nnote: with firewall mode %q, externally written text can drive tool calls.\n", r.Policy.FirewallMode)
+		w.Printf("\nnote: with firewall mode %q, externally written text can drive tool calls.\n", r.Policy.FirewallMode)
 	}
 }
 

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
-	"io"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ingestd/ingestd"
@@ -64,7 +61,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(resp)
 	}
-	renderSearch(e.stdout, resp, renderOptions{color: isTerminal(e.stdout), fenced: *fenced})
+	renderSearch(e.stdout, resp, renderOptions{color: e.stdout.isTTY(), fenced: *fenced})
 	return nil
 }
 
@@ -89,24 +86,20 @@ const snippetRunes = 100
 // renderSearch prints a response for people: the three blocks, each row
 // with its title and locator ("p. 3"), tier in force, score and document
 // id (the ids the verdict names), its URI and a one-line snippet of its
-// display text, then
-// the verdict. With fenced it prints the fenced text as stored, never
-// unfenced. Stored values are printed with control and format characters
-// made visible, so no document can drive the terminal or reorder what it
-// shows. Write errors are ignored, as for fmt.Fprintf.
-func renderSearch(w io.Writer, resp *ingestd.RetrieveResponse, o renderOptions) {
-	paint := func(code, s string) string {
-		if !o.color {
-			return s
-		}
-		return code + s + ansiReset
-	}
+// display text, then the verdict. With fenced it prints the fenced text
+// as stored, never unfenced. Stored values go through the terminal's
+// escape, each on one line, so no document can drive the terminal,
+// reorder what it shows or forge a row. Write errors are ignored, as for
+// fmt.Fprintf.
+func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.paint(o.color, code, s) }
 	blocks := []struct {
 		name   string
 		chunks []ingestd.ServedChunk
 	}{{"primary", resp.Primary}, {"expanded", resp.Expanded}, {"rejected", resp.Rejected}}
 	for _, b := range blocks {
-		fmt.Fprintf(w, "%s (%d)\n", paint(ansiBold, b.name), len(b.chunks))
+		paint(ansiBold, b.name)
+		w.Printf(" (%d)\n", len(b.chunks))
 		for i, c := range b.chunks {
 			title := c.Title
 			if title == "" {
@@ -122,51 +115,62 @@ func renderSearch(w io.Writer, resp *ingestd.RetrieveResponse, o renderOptions) 
 			if c.Locator != "" {
 				title += " · " + c.Locator
 			}
-			fmt.Fprintf(w, "  %2d. %s  [%s]  %.4f  %s", i+1, visible(title), paint(tierColour, c.Tier), c.Score, visible(c.DocumentID))
+			w.Printf("  %2d. %s  [", i+1, title)
+			paint(tierColour, c.Tier)
+			w.Printf("]  %.4f  %s", c.Score, c.DocumentID)
 			if c.Via != "" {
-				fmt.Fprintf(w, "  via %s", visible(c.Via))
+				w.Printf("  via %s", c.Via)
 			}
-			fmt.Fprintln(w)
+			w.Println()
 			if c.URI != "" {
-				fmt.Fprintf(w, "      %s\n", paint(ansiDim, visible(c.URI)))
+				w.Printf("      ")
+				paint(ansiDim, c.URI)
+				w.Println()
 			}
 			if sn := snippet(c.Text, snippetRunes); sn != "" {
-				fmt.Fprintf(w, "      %s\n", sn)
+				w.Printf("      %s\n", sn)
 			}
 			if o.fenced {
 				for _, line := range strings.Split(strings.TrimRight(c.Fenced, "\n"), "\n") {
-					fmt.Fprintf(w, "      %s\n", visible(line))
+					w.Printf("      %s\n", line)
 				}
 			}
 		}
 	}
 	v := resp.Verdict
 	if v == nil { // an answer whose verdict could not be read allows nothing
-		fmt.Fprintf(w, "%s: %s (the answer carried none)\n", paint(ansiBold, "verdict"), paint(ansiRed, "tools BLOCKED"))
+		paint(ansiBold, "verdict")
+		w.Printf(": ")
+		paint(ansiRed, "tools BLOCKED")
+		w.Printf(" (the answer carried none)\n")
 		return
 	}
-	tools := paint(ansiGreen, "tools allowed")
-	if !v.ToolsAllowed {
-		tools = paint(ansiRed, "tools BLOCKED")
+	paint(ansiBold, "verdict")
+	w.Printf(": ")
+	if v.ToolsAllowed {
+		paint(ansiGreen, "tools allowed")
+	} else {
+		paint(ansiRed, "tools BLOCKED")
 	}
-	fmt.Fprintf(w, "%s: %s (mode %s, reason %s", paint(ansiBold, "verdict"), tools, v.Mode, v.Reason)
+	w.Printf(" (mode %s, reason %s", v.Mode, v.Reason)
 	if v.WouldBlock && v.ToolsAllowed {
-		fmt.Fprintf(w, ", %s", paint(ansiYellow, "would block in enforce"))
+		w.Printf(", ")
+		paint(ansiYellow, "would block in enforce")
 	}
-	fmt.Fprintln(w, ")")
+	w.Println(")")
 	if len(v.UntrustedDocumentIDs) > 0 {
-		fmt.Fprintf(w, "  untrusted documents: %s\n", visible(strings.Join(v.UntrustedDocumentIDs, ", ")))
+		w.Printf("  untrusted documents: %s\n", strings.Join(v.UntrustedDocumentIDs, ", "))
 	}
 	if n := resp.ExcludedUntrustedDocuments; n > 0 {
-		fmt.Fprintf(w, "  left out by exclude_untrusted: %s\n", plural(n, "document"))
+		w.Printf("  left out by exclude_untrusted: %s\n", plural(n, "document"))
 	}
 }
 
 // snippet is text on one line: runs of white space become one space,
-// control and format characters are made visible, and past max runes it
-// is cut at a word boundary when one is near, ending in "…".
+// and past max runes it is cut at a word boundary when one is near,
+// ending in "…". Printing it escapes what it holds (see terminal).
 func snippet(text string, max int) string {
-	s := visible(strings.Join(strings.Fields(text), " "))
+	s := strings.Join(strings.Fields(text), " ")
 	r := []rune(s)
 	if len(r) <= max {
 		return s
@@ -176,15 +180,4 @@ func snippet(text string, max int) string {
 		return string(r[:cut])[:sp] + "…"
 	}
 	return string(r[:cut]) + "…"
-}
-
-// visible replaces control characters and invisible format characters
-// (bidi overrides, zero-width and tag characters) with '?'.
-func visible(s string) string {
-	return strings.Map(func(r rune) rune {
-		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -49,7 +49,7 @@ func TestRenderSearchGolden(t *testing.T) {
 	}{{"render", false}, {"render-fenced", true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			renderSearch(&buf, renderFixture, renderOptions{fenced: tt.fenced})
+			renderSearch(newTerminal(&buf), renderFixture, renderOptions{fenced: tt.fenced})
 			golden := filepath.Join("testdata", "search", tt.name+".golden")
 			if *updateGolden {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -72,7 +72,7 @@ func TestRenderSearchGolden(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	renderSearch(&buf, renderFixture, renderOptions{color: true})
+	renderSearch(newTerminal(&buf), renderFixture, renderOptions{color: true})
 	if !strings.Contains(buf.String(), ansiRed+"untrusted-external"+ansiReset) {
 		t.Errorf("no colour on a terminal:\n%q", buf.String())
 	}
@@ -88,7 +88,7 @@ func TestSnippet(t *testing.T) {
 		{"cut at a word", "alpha beta gamma delta epsilon", "alpha beta gamma…", 20},
 		{"cut inside one long word", strings.Repeat("x", 30), strings.Repeat("x", 19) + "…", 20},
 		{"runes, not bytes", strings.Repeat("é", 30), strings.Repeat("é", 19) + "…", 20},
-		{"escape made visible", "a\x1b[2Jb", "a?[2Jb", 20},
+		{"escapes left to the terminal", "a\x1b[2Jb", "a\x1b[2Jb", 20},
 		{"empty", " \n ", "", 20},
 	} {
 		if got := snippet(tt.text, tt.max); got != tt.want {
@@ -175,7 +175,7 @@ func TestRenderSearchWithoutVerdict(t *testing.T) {
 	resp := *renderFixture
 	resp.Verdict = nil
 	var buf bytes.Buffer
-	renderSearch(&buf, &resp, renderOptions{})
+	renderSearch(newTerminal(&buf), &resp, renderOptions{})
 	if out := buf.String(); !strings.Contains(out, "verdict: tools BLOCKED (the answer carried none)\n") || strings.Contains(out, "tools allowed") {
 		t.Errorf("render without a verdict:\n%s", out)
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -364,15 +366,29 @@ func every(ctx context.Context, period time.Duration, fn func()) {
 	}
 }
 
-// tokens reads the configured bearer tokens from the environment. A token
-// whose variable is unset or empty refuses the start: serving with a
-// token silently missing would lock clients out or, worse, seem to work.
+// tokens reads the configured bearer tokens from the environment, white
+// space around a value trimmed (a request's token is). A token whose
+// variable is unset or empty refuses the start: serving with a token
+// silently missing would lock clients out or, worse, seem to work. So
+// does a value that cannot be a secret (api.CheckToken) and one another
+// token has too: the first listed would win, and the second's scopes and
+// installations would never apply. Errors name the token's line, never
+// its value.
 func (a *app) tokens(e *env) ([]api.Token, error) {
 	var out []api.Token
 	for i, t := range a.cfg.Auth.Tokens {
 		v, ok := e.lookupEnv(t.TokenEnv)
+		v = strings.TrimSpace(v)
 		if !ok || v == "" {
 			return nil, a.cfg.tokenUnset(i)
+		}
+		if err := api.CheckToken(v); err != nil {
+			return nil, a.cfg.tokenError(i, fmt.Sprintf("the value of %s %s", t.TokenEnv, ingestd.ErrorMessage(err)))
+		}
+		for j, prev := range out {
+			if subtle.ConstantTimeCompare([]byte(prev.Token), []byte(v)) == 1 {
+				return nil, a.cfg.tokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.tokenLine(j)))
+			}
 		}
 		out = append(out, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations})
 	}

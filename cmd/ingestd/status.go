@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -82,7 +81,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			return writeIndented(e.stdout, installationsBody{Installations: sts})
 		}
 		if len(sts) == 0 {
-			fmt.Fprintln(e.stdout, "no installations are configured")
+			e.stdout.Println("no installations are configured")
 			return nil
 		}
 		return renderStatus(e.stdout, sts, time.Now())
@@ -104,7 +103,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err := renderStatus(e.stdout, sts[i:i+1], now); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout)
+	e.stdout.Println()
 	return renderRuns(e.stdout, passes, now)
 }
 
@@ -116,9 +115,8 @@ func writeIndented(w io.Writer, v any) error {
 
 // renderStatus prints one row per installation, then, under the table,
 // why each one that needs a person does: a line that starts with "!".
-func renderStatus(w io.Writer, sts []ingestd.InstallationStatus, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTALLATION\tKIND\tTIER\tDOCS\tLAST PASS\tLAST SUCCESS\tFAILED IN A ROW\tNEXT PASS\tHEALTH")
+func renderStatus(w *terminal, sts []ingestd.InstallationStatus, now time.Time) error {
+	tb := w.table("", "INSTALLATION", "KIND", "TIER", "DOCS", "LAST PASS", "LAST SUCCESS", "FAILED IN A ROW", "NEXT PASS", "HEALTH")
 	for _, s := range sts {
 		last := "never"
 		if r := s.LastRun; r != nil {
@@ -136,10 +134,9 @@ func renderStatus(w io.Writer, sts []ingestd.InstallationStatus, now time.Time) 
 		if !s.NextRunAt.IsZero() {
 			next = ago(s.NextRunAt, now)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Kind, s.Tier, s.Documents, last, success,
-			s.ConsecutiveFailures, next, healthMark(s.Health.Status))
+		tb.row(s.ID, s.Kind, s.Tier, s.Documents, last, success, s.ConsecutiveFailures, next, healthMark(s.Health.Status))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tb.flush(); err != nil {
 		return err
 	}
 	for _, s := range sts {
@@ -147,7 +144,7 @@ func renderStatus(w io.Writer, sts []ingestd.InstallationStatus, now time.Time) 
 			continue
 		}
 		for _, r := range s.Health.Reasons {
-			fmt.Fprintf(w, "! %s %s: %s\n", s.ID, s.Health.Status, r)
+			w.Printf("! %s %s: %s\n", s.ID, s.Health.Status, r)
 		}
 	}
 	return nil
@@ -167,26 +164,25 @@ func healthMark(status string) string {
 }
 
 // renderRuns prints an installation's passes, newest first.
-func renderRuns(w io.Writer, runs []ingestd.SyncRun, now time.Time) error {
+func renderRuns(w *terminal, runs []ingestd.SyncRun, now time.Time) error {
 	if len(runs) == 0 {
-		fmt.Fprintln(w, "no sync pass is recorded")
+		w.Println("no sync pass is recorded")
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tTRIGGER\tTOOK\tSEEN\tADDED\tCHANGED\tUNCHANGED\tDELETED\tFAILED\tSKIPPED\tQUEUED\tRESULT")
+	tb := w.table("", "STARTED", "TRIGGER", "TOOK", "SEEN", "ADDED", "CHANGED", "UNCHANGED", "DELETED", "FAILED", "SKIPPED", "QUEUED", "RESULT")
 	for _, r := range runs {
 		result := "ok"
 		if !r.OK() {
 			result = "failed: " + r.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", ago(r.StartedAt, now), r.Trigger, round(r.Duration),
+		tb.row(ago(r.StartedAt, now), r.Trigger, round(r.Duration),
 			r.Seen, r.Added, r.Changed, r.Unchanged, r.Deleted, r.Failed, r.Skipped, r.Queued, result)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tb.flush(); err != nil {
 		return err
 	}
 	if c := runs[0].Cursors; c != "" {
-		fmt.Fprintf(w, "cursors after the newest pass: %s\n", c)
+		w.Printf("cursors after the newest pass: %s\n", c)
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -39,7 +37,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	if *queue {
 		return a.queueSyncNow(ctx, e, inst.ID)
 	}
-	prog := newProgress(e.stderr, inst.ID, isTerminal(e.stderr))
+	prog := newProgress(e.stderr, inst.ID, e.stderr.isTTY())
 	_, before := a.embedder.Stats()
 	sum, err := a.pipe.Sync(ctx, inst, src, prog)
 	prog.done()
@@ -67,17 +65,17 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		for _, f := range sum.Failures {
-			fmt.Fprintf(e.stdout, "failed: %s: %s\n", f.ExternalID, f.Reason)
+			e.stdout.Printf("failed: %s: %s\n", f.ExternalID, f.Reason)
 		}
 		for i, f := range sum.Skips {
 			if i == maxSkipLines {
-				fmt.Fprintf(e.stdout, "skipped: %d more (counted by reason below; all listed in --json up to %d)\n", sum.Skipped-i, pipeline.MaxListedSkips)
+				e.stdout.Printf("skipped: %d more (counted by reason below; all listed in --json up to %d)\n", sum.Skipped-i, pipeline.MaxListedSkips)
 				break
 			}
-			fmt.Fprintf(e.stdout, "skipped: %s: %s\n", f.ExternalID, f.Reason)
+			e.stdout.Printf("skipped: %s: %s\n", f.ExternalID, f.Reason)
 		}
 		// Every term of the sum is printed, so a person can add it up.
-		fmt.Fprintf(e.stdout, "%s; %s embedded\n", sum, plural(embedded, "chunk"))
+		e.stdout.Printf("%s; %s embedded\n", sum.String(), plural(embedded, "chunk"))
 	}
 	return err
 }
@@ -90,7 +88,7 @@ const maxSkipLines = 10
 // otherwise (so logs of a scheduled job stay short).
 type progress struct {
 	mu    sync.Mutex
-	w     io.Writer
+	w     *terminal
 	name  string
 	bar   *progressbar.ProgressBar
 	total int
@@ -101,11 +99,13 @@ type progress struct {
 
 var _ pipeline.Progress = (*progress)(nil)
 
-func newProgress(w io.Writer, name string, tty bool) *progress {
+func newProgress(w *terminal, name string, tty bool) *progress {
 	p := &progress{w: w, name: name}
 	if tty {
+		// The bar draws with control sequences; it shows our own words
+		// only (the installation id and counts), so it writes raw.
 		p.bar = progressbar.NewOptions(-1,
-			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWriter(w.raw()),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
@@ -132,7 +132,7 @@ func (p *progress) Total(n int) {
 	}
 	if first {
 		p.next = n / 10
-		fmt.Fprintf(p.w, "%s: about %s to check (attachments and deletions found on the way add to it)\n", p.name, plural(n, "item"))
+		p.w.Printf("%s: about %s to check (attachments and deletions found on the way add to it)\n", p.name, plural(n, "item"))
 	}
 }
 
@@ -145,7 +145,7 @@ func (p *progress) Step(externalID string, o pipeline.Outcome, err error) {
 		return
 	}
 	if p.total > 0 && p.n >= p.next && p.n < p.total {
-		fmt.Fprintf(p.w, "%s: %d/%d\n", p.name, p.n, p.total)
+		p.w.Printf("%s: %d/%d\n", p.name, p.n, p.total)
 		p.next += max(p.total/10, 1)
 	}
 }
@@ -161,7 +161,7 @@ func (p *progress) done() {
 	}
 	if p.n > 0 {
 		// The total was an estimate; at the end every item was checked.
-		fmt.Fprintf(p.w, "%s: %d/%d\n", p.name, p.n, p.n)
+		p.w.Printf("%s: %d/%d\n", p.name, p.n, p.n)
 	}
 }
 
@@ -176,7 +176,7 @@ func (a *app) queueSyncNow(ctx context.Context, e *env, id string) error {
 		if err := d.QueueSync(ctx, id); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "%s: sync pass queued by serve, %s\n", id, d.holder)
+		e.stdout.Printf("%s: sync pass queued by serve, %s\n", id, d.holder)
 		return nil
 	}
 	defer jq.Close()
@@ -184,10 +184,10 @@ func (a *app) queueSyncNow(ctx context.Context, e *env, id string) error {
 		return err
 	}
 	if jq.emb != nil {
-		fmt.Fprintf(e.stdout, "%s: sync pass queued; no serve runs on this data_dir, so it runs when one starts\n", id)
+		e.stdout.Printf("%s: sync pass queued; no serve runs on this data_dir, so it runs when one starts\n", id)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%s: sync pass queued\n", id)
+	e.stdout.Printf("%s: sync pass queued\n", id)
 	return nil
 }
 

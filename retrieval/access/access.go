@@ -34,7 +34,14 @@ const (
 	ScopeRetrieve = "retrieve"
 	// ScopeAdmin changes state: reject, delete, sync, add a URL.
 	ScopeAdmin = "admin"
+	// ScopeMetrics reads the Prometheus metrics, which name every
+	// installation and its sync health: it needs a principal that sees
+	// every installation (RequireAll), and it opens nothing else.
+	ScopeMetrics = "metrics"
 )
+
+// Scopes lists every scope, in the order messages name them.
+var Scopes = []string{ScopeRetrieve, ScopeAdmin, ScopeMetrics}
 
 // Principal is who is calling.
 type Principal struct {
@@ -54,7 +61,7 @@ type Principal struct {
 // token-less server that answers loopback only. Every scope, every
 // installation.
 func Operator() *Principal {
-	return &Principal{Name: "", Scopes: []string{ScopeRetrieve, ScopeAdmin}}
+	return &Principal{Name: "", Scopes: slices.Clone(Scopes)}
 }
 
 type principalKey struct{}

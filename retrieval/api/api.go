@@ -37,6 +37,7 @@ import (
 // Scopes a token can hold (package access defines them).
 const (
 	ScopeRetrieve = access.ScopeRetrieve // retrieve, provenance, MCP, gRPC reflection
+	ScopeMetrics  = access.ScopeMetrics  // /metrics, with a token that sees every installation (a Prometheus scrape)
 	ScopeAdmin    = access.ScopeAdmin    // reject, delete, sync, add URLs, dead letters, erasures, sync history (its errors name hosts, accounts, paths)
 )
 
@@ -65,7 +66,8 @@ type Options struct {
 	// them with EUNAVAILABLE.
 	Documents ingestd.DocumentStore
 	// Tokens, when any are configured, are required on every route but
-	// /healthz, /readyz, /metrics, gRPC health and webhooks.
+	// /healthz, /readyz, gRPC health and webhooks; /metrics needs one
+	// with the metrics scope.
 	Tokens []Token
 	// Hosts lists the Host names served besides the loopback ones
 	// (listen_hosts). Without Tokens, or when Hosts is not empty, a
@@ -209,7 +211,17 @@ func New(o Options) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	if o.Gatherer != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{}))
+		// The metrics name every installation and its sync health, so a
+		// scrape needs the metrics scope and a principal that sees them
+		// all; a token-less loopback server's operator holds both.
+		scrape := promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{})
+		mux.Handle("GET /metrics", s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := access.RequireAll(r.Context(), ScopeMetrics); err != nil {
+				writeError(w, err)
+				return
+			}
+			scrape.ServeHTTP(w, r)
+		}), ScopeMetrics, false))
 	}
 	if o.Webhooks != nil {
 		g.webhook = "/v1/webhooks/"

@@ -32,8 +32,8 @@ import (
 )
 
 const (
-	chatToken  = "chat-secret-token-1234"
-	adminToken = "admin-secret-token-5678"
+	chatToken  = "chat-secret-token-1234-5e0b9a7c3d81f62"
+	adminToken = "admin-secret-token-5678-a4c29e1f7b0d36"
 )
 
 // env is a real server on a loopback port over the acceptance corpus.
@@ -513,7 +513,8 @@ func TestAuth(t *testing.T) {
 		{"sync with chat token", "POST", "/v1/installations/handbook/sync", chatToken, nil, 403},
 		{"healthz open", "GET", "/healthz", "", nil, 200},
 		{"readyz open", "GET", "/readyz", "", nil, 200},
-		{"metrics open", "GET", "/metrics", "", nil, 200},
+		{"metrics without token", "GET", "/metrics", "", nil, 401},
+		{"metrics with chat token", "GET", "/metrics", chatToken, nil, 403},
 		{"webhook by signature", "POST", "/v1/webhooks/gh-hooks", "", `{}`, 202},
 		{"connect without token", "POST", "/ingestd.v1.RetrievalService/Retrieve", "", retrieve, 401},
 		{"connect with admin token", "POST", "/ingestd.v1.RetrievalService/Retrieve", adminToken, retrieve, 403},

@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,14 +26,64 @@ type hashedToken struct {
 	principal access.Principal
 }
 
+// MinTokenBytes is the shortest bearer token accepted: 32 bytes, as
+// `openssl rand -hex 32` (64 characters) or `head -c32 /dev/urandom |
+// base64` (44) make comfortably.
+const MinTokenBytes = 32
+
+// minTokenVariety is how many different characters a token needs at
+// least: a placeholder of repeated words ("changeme" five times) is long
+// enough and no secret. A random hex token of 32 characters has fewer
+// than 8 different ones with a chance below one in ten million.
+const minTokenVariety = 8
+
+// CheckToken returns EINVALID when tok cannot be a secret: shorter than
+// MinTokenBytes, made of fewer than 8 different characters, or with
+// white space around it (a request's token is trimmed, so it would never
+// match). The message, a predicate ("is 5 bytes long; ..."), never
+// contains the token.
+func CheckToken(tok string) error {
+	if strings.TrimSpace(tok) != tok {
+		return ingestd.Errorf(ingestd.EINVALID, "begins or ends with white space, which a request's Authorization header cannot carry")
+	}
+	if n := len(tok); n < MinTokenBytes {
+		unit := "bytes"
+		if n == 1 {
+			unit = "byte"
+		}
+		return ingestd.Errorf(ingestd.EINVALID, "is %d %s long; a bearer token needs at least %d (make one with `openssl rand -hex 32`)", n, unit, MinTokenBytes)
+	}
+	seen := map[rune]bool{}
+	for _, r := range tok {
+		seen[r] = true
+	}
+	if len(seen) < minTokenVariety {
+		return ingestd.Errorf(ingestd.EINVALID, "has only %d different characters; a bearer token needs at least %d, as a random one has (make one with `openssl rand -hex 32`)", len(seen), minTokenVariety)
+	}
+	return nil
+}
+
+// newAuthenticator panics when a token fails CheckToken or two tokens
+// share a value (the first listed would win, so the second's scopes and
+// installations would never apply): cmd refuses both at start, naming
+// the token's line, so here they are wiring errors.
 func newAuthenticator(tokens []Token) *authenticator {
 	a := &authenticator{}
-	for _, t := range tokens {
+	for i, t := range tokens {
+		if err := CheckToken(t.Token); err != nil {
+			panic(fmt.Sprintf("api: token %q %s", t.Name, ingestd.ErrorMessage(err)))
+		}
 		p := access.Principal{Name: t.Name, Scopes: slices.Clone(t.Scopes)}
 		if t.Installations != nil {
 			p.Installations = slices.Clone(t.Installations)
 		}
-		a.tokens = append(a.tokens, hashedToken{digest: sha256.Sum256([]byte(t.Token)), principal: p})
+		d := sha256.Sum256([]byte(t.Token))
+		for _, prev := range a.tokens {
+			if prev.digest == d {
+				panic(fmt.Sprintf("api: token %q (Tokens[%d]) has the value of token %q", t.Name, i, prev.principal.Name))
+			}
+		}
+		a.tokens = append(a.tokens, hashedToken{digest: d, principal: p})
 	}
 	return a
 }

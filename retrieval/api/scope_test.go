@@ -23,8 +23,8 @@ import (
 )
 
 const (
-	scopedToken = "handbook-only-token-4242"
-	opsToken    = "handbook-ops-token-777"
+	scopedToken = "handbook-only-token-4242-9d1e6b3f0a7c"
+	opsToken    = "handbook-ops-token-777-c58a2f0e91d4b"
 )
 
 // Escalation is a handbook page that links to a customer's mail: a
