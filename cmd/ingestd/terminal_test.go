@@ -89,13 +89,13 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 			`0001.eml#attachment/1/invoice\u001b]0;pwned\u0007\u001b[1A\u001b[2K\u202etxt.exe\udb40\udc41 FORGED line.txt`,
 		}},
 		{args: []string{"search", "overdue invoice"}, want: []string{
-			`Invoice \u001b]0;pwned\u0007 overdue \u202efdp.exe`,
+			`Invoice [U+001B]]0;pwned[U+0007] overdue [U+202E]fdp.exe`, // the pipeline stores a title neutralised
 			`invoice today.\u001b[2J\u001b]52;c;`,
 		}},
 		{args: []string{"search", "overdue invoice", "--fenced"}},
 		{args: []string{"erase", "--dry-run", "--installation", "support"}, want: []string{
 			`0001.eml#attachment/1/invoice\u001b]0;pwned\u0007\u001b[1A\u001b[2K\u202etxt.exe\udb40\udc41 FORGED line.txt`,
-			`Invoice \u001b]0;pwned\u0007 overdue \u202efdp.exe`,
+			`Invoice [U+001B]]0;pwned[U+0007] overdue [U+202E]fdp.exe`, // the pipeline stores a title neutralised
 		}},
 		{args: []string{"status"}},
 		{args: []string{"status", "support"}},
