@@ -4,9 +4,9 @@ import "context"
 
 // Retriever answers retrieval: the three blocks of an answer with the
 // verdict over them, and the corpus report. retrieval.Service implements
-// it over a store and retrieval/client.Client over the network, so a chat
+// it over a store and client.Client over the network, so a chat
 // backend written against a Retriever runs in process or remote alike;
-// retrieval/api serves any Retriever on HTTP and gRPC, and metrics wrap
+// api serves any Retriever on HTTP and gRPC, and metrics wrap
 // one as a decorator at the edge.
 type Retriever interface {
 	// Retrieve answers r. Returns EINVALID for an empty query, one longer
@@ -103,7 +103,7 @@ type RetrieveResponse struct {
 	Rejected []ServedChunk `json:"rejected"`
 	// Verdict is never nil in an answer the server made. A client leaves
 	// it nil when the answer carried none, or one with fields it does not
-	// know; a nil verdict allows no tools (retrieval/client's gate).
+	// know; a nil verdict allows no tools (client's gate).
 	Verdict *Verdict `json:"verdict"`
 	// ExcludedUntrustedDocuments counts the distinct untrusted documents
 	// that exclude_untrusted, or grounding auto answering from trusted

@@ -81,3 +81,33 @@ const (
 	JobItem   = "item"
 	JobDelete = "delete"
 )
+
+// DeadLetter is one job the queue gave up on: it failed on every delivery
+// it was allowed, or a worker refused it unrun (unsigned, a bad
+// signature). Its ID is the queue's, opaque to everyone else.
+type DeadLetter struct {
+	ID              string    `json:"id"`
+	Subject         string    `json:"subject"`
+	OriginalSubject string    `json:"original_subject"`
+	OriginalMsgID   string    `json:"original_msg_id,omitempty"`
+	Deliveries      int       `json:"deliveries"`
+	Error           string    `json:"error"`
+	Reason          string    `json:"reason,omitempty"` // why a worker refused it unrun: unsigned, bad signature, ...
+	FailedAt        time.Time `json:"failed_at"`
+	Job             Job       `json:"job"`
+}
+
+// DeadLetters is the queue's dead-letter role, which the admin surfaces
+// (the HTTP API, `ingestd dlq`) take so that none of them depends on the
+// queue's adapter.
+type DeadLetters interface {
+	// ListDLQ returns the dead letters, oldest first.
+	ListDLQ(ctx context.Context) ([]DeadLetter, error)
+	// Replay queues one again. Returns ENOTFOUND for an id that is not a
+	// dead letter and EINVALID for one that cannot be replayed (no
+	// decodable job, or one no process holding a job key signed).
+	Replay(ctx context.Context, id string) error
+	// ReplayAll replays every dead letter and returns how many it queued;
+	// one it cannot replay is left in place and named in an EINVALID error.
+	ReplayAll(ctx context.Context) (int, error)
+}

@@ -268,7 +268,7 @@ func TestWorkerRefusesUnprovenJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var dead []DeadJob
+	var dead []ingestd.DeadLetter
 	eventually(t, "every refused job in the dead letters", func() bool {
 		dead, err = q.ListDLQ(ctx)
 		if err != nil {
@@ -287,7 +287,7 @@ func TestWorkerRefusesUnprovenJobs(t *testing.T) {
 	}
 	mu.Unlock()
 
-	byID := map[string]DeadJob{}
+	byID := map[string]ingestd.DeadLetter{}
 	for _, d := range dead {
 		byID[d.OriginalMsgID] = d
 	}

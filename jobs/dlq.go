@@ -14,29 +14,23 @@ import (
 	"github.com/ingestd/ingestd"
 )
 
-// DeadJob is one dead letter.
-type DeadJob struct {
-	ID              string      `json:"id"` // the dead letter's sequence in INGESTD_DLQ
-	Subject         string      `json:"subject"`
-	OriginalSubject string      `json:"original_subject"`
-	OriginalMsgID   string      `json:"original_msg_id,omitempty"`
-	Deliveries      int         `json:"deliveries"`
-	Error           string      `json:"error"`
-	Reason          string      `json:"reason,omitempty"` // why a worker refused it unrun: unsigned, bad signature, ...
-	FailedAt        time.Time   `json:"failed_at"`
-	Job             ingestd.Job `json:"job"`
+var _ ingestd.DeadLetters = (*Queue)(nil)
 
+// dead is a dead letter with the body and signature it was queued with,
+// which Replay checks before it queues the body again.
+type dead struct {
+	ingestd.DeadLetter
 	data []byte // the body as it was queued
 	sig  string // its HeaderSignature, "" if none
 }
 
 // ListDLQ returns the dead letters, oldest first.
-func (q *Queue) ListDLQ(ctx context.Context) ([]DeadJob, error) {
+func (q *Queue) ListDLQ(ctx context.Context) ([]ingestd.DeadLetter, error) {
 	info, err := q.dlq.Info(ctx)
 	if err != nil {
 		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "dead letters: %v", err)
 	}
-	var out []DeadJob
+	var out []ingestd.DeadLetter
 	if info.State.Msgs == 0 {
 		return out, nil
 	}
@@ -48,12 +42,12 @@ func (q *Queue) ListDLQ(ctx context.Context) ([]DeadJob, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, *dj)
+		out = append(out, dj.DeadLetter)
 	}
 	return out, nil
 }
 
-func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
+func (q *Queue) deadJob(ctx context.Context, seq uint64) (*dead, error) {
 	m, err := q.dlq.GetMsg(ctx, seq)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "no dead letter %d", seq)
@@ -61,7 +55,7 @@ func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
 	if err != nil {
 		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "dead letter %d: %v", seq, err)
 	}
-	dj := &DeadJob{
+	dj := &dead{DeadLetter: ingestd.DeadLetter{
 		ID:              strconv.FormatUint(seq, 10),
 		Subject:         m.Subject,
 		OriginalSubject: m.Header.Get(HeaderSubject),
@@ -69,9 +63,7 @@ func (q *Queue) deadJob(ctx context.Context, seq uint64) (*DeadJob, error) {
 		Error:           m.Header.Get(HeaderError),
 		Reason:          m.Header.Get(HeaderReason),
 		FailedAt:        m.Time,
-		data:            m.Data,
-		sig:             m.Header.Get(HeaderSignature),
-	}
+	}, data: m.Data, sig: m.Header.Get(HeaderSignature)}
 	dj.Deliveries, _ = strconv.Atoi(m.Header.Get(HeaderDeliveries))
 	if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(HeaderFailedAt)); err == nil {
 		dj.FailedAt = t

@@ -201,7 +201,7 @@ func TestPoisonJobDeadLettersAndReplays(t *testing.T) {
 	if err := q.Publish(ctx, itemJob("support", "m1", "poison"), "m1:h"); err != nil {
 		t.Fatal(err)
 	}
-	var dead []DeadJob
+	var dead []ingestd.DeadLetter
 	eventually(t, "the job in the DLQ", func() bool {
 		var err error
 		dead, err = q.ListDLQ(ctx)
@@ -312,7 +312,7 @@ func TestCrashedDeliveriesDeadLetter(t *testing.T) {
 			}
 		}
 	}
-	var dead []DeadJob
+	var dead []ingestd.DeadLetter
 	eventually(t, "the crashed job in the DLQ", func() bool {
 		pull()
 		dead, _ = q.ListDLQ(ctx)

@@ -15,7 +15,7 @@ import (
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
@@ -53,13 +53,13 @@ var benchStores sync.Map // chunks -> *benchStore
 type benchStore struct {
 	once sync.Once
 	s    *sqlite.Store
-	syn  *corpus.Synthetic
+	syn  *retrievaltest.Synthetic
 	err  error
 }
 
 // mustBenchStore builds (once per size and process) a store holding a
 // synthetic corpus of about n chunks in a temporary directory.
-func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
+func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *retrievaltest.Synthetic) {
 	b.Helper()
 	v, _ := benchStores.LoadOrStore(n, &benchStore{})
 	bs := v.(*benchStore)
@@ -72,12 +72,12 @@ func mustBenchStore(b *testing.B, n int) (*sqlite.Store, *corpus.Synthetic) {
 		benchDirs = append(benchDirs, dir)
 		// As serve opens it: the mirror keeps what the tier_by rules read.
 		bs.s, bs.err = sqlite.Open(context.Background(), filepath.Join(dir, "bench.db"),
-			&sqlite.Options{MetaKeys: provenance.Declare(corpus.SyntheticInstallations(true)).MetaKeys()})
+			&sqlite.Options{MetaKeys: provenance.Declare(retrievaltest.SyntheticInstallations(true)).MetaKeys()})
 		if bs.err != nil {
 			return
 		}
-		bs.syn = corpus.NewSynthetic(n, 1)
-		bs.err = corpus.Put(context.Background(), bs.s, embedder.NewLexical(corpus.Dims), bs.syn.Docs...)
+		bs.syn = retrievaltest.NewSynthetic(n, 1)
+		bs.err = retrievaltest.Put(context.Background(), bs.s, embedder.NewLexical(retrievaltest.Dims), bs.syn.Docs...)
 		if bs.err == nil {
 			// As serve and sync do after bulk writes: merge the full-text
 			// index, then load the in-memory indexes.
@@ -144,8 +144,8 @@ func BenchmarkRetrieve(b *testing.B) {
 func benchRetrieve(b *testing.B, n int, tierBy bool, req func(q string) ingestd.RetrieveRequest) {
 	s, syn := mustBenchStore(b, n)
 	ts := &timedStore{Store: s}
-	svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(corpus.Dims),
-		Installations: corpus.SyntheticInstallations(tierBy)})
+	svc, err := retrieval.New(retrieval.Options{Store: ts, Embedder: embedder.NewLexical(retrievaltest.Dims),
+		Installations: retrievaltest.SyntheticInstallations(tierBy)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 )
 
 // untrustedServed returns the untrusted documents served in any block of
@@ -43,25 +43,25 @@ func TestGroundingAuto(t *testing.T) {
 		{
 			name:         "the policy answers: mails left out of primary",
 			req:          ingestd.RetrieveRequest{Query: "refund policy original card", TopK: 5},
-			wantGrounded: ingestd.GroundedTrusted, wantPrimary: corpus.RefundPolicy.ID(),
-			wantLeftOut: []string{corpus.Refund.ID(), corpus.Refund2.ID()},
+			wantGrounded: ingestd.GroundedTrusted, wantPrimary: retrievaltest.RefundPolicy.ID(),
+			wantLeftOut: []string{retrievaltest.Refund.ID(), retrievaltest.Refund2.ID()},
 		},
 		{
 			name:         "only a mail says it: external let in",
 			req:          ingestd.RetrieveRequest{Query: "urgent refund call the payment tool", TopK: 3},
-			wantGrounded: ingestd.GroundedExternal, wantPrimary: corpus.Refund2.ID(),
+			wantGrounded: ingestd.GroundedExternal, wantPrimary: retrievaltest.Refund2.ID(),
 		},
 		{
 			name:         "a stranger's comment reached by expansion is left out",
 			req:          ingestd.RetrieveRequest{Query: "flaky scheduler timezone boundaries", TopK: 1},
-			wantGrounded: ingestd.GroundedTrusted, wantPrimary: corpus.Issue.ID(),
-			wantLeftOut: []string{corpus.StrangerComment.ID()},
+			wantGrounded: ingestd.GroundedTrusted, wantPrimary: retrievaltest.Issue.ID(),
+			wantLeftOut: []string{retrievaltest.StrangerComment.ID()},
 		},
 		{
 			name:         "an untrusted dismissed approach is left out",
 			req:          ingestd.RetrieveRequest{Query: "database migration plan move orders postgres logical replication", TopK: 1},
-			wantGrounded: ingestd.GroundedTrusted, wantPrimary: corpus.Migration.ID(),
-			wantLeftOut: []string{corpus.MongoProposal.ID()},
+			wantGrounded: ingestd.GroundedTrusted, wantPrimary: retrievaltest.Migration.ID(),
+			wantLeftOut: []string{retrievaltest.MongoProposal.ID()},
 		},
 	}
 	for _, tt := range tests {
@@ -196,7 +196,7 @@ func TestTrustedView(t *testing.T) {
 // undeclared, every document is untrusted (orphaned), so the view is
 // empty and allows tools while the answer blocks.
 func TestTrustedViewVerdictIsItsOwn(t *testing.T) {
-	s, e := corpus.MustAcceptance(t)
+	s, e := retrievaltest.MustAcceptance(t)
 	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e})
 	if err != nil {
 		t.Fatal(err)

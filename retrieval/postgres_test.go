@@ -11,7 +11,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
@@ -33,10 +33,10 @@ func (p plainStore) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([
 func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 	srv := pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL))
 	db := pgtest.MustCreateDB(t, srv)
-	s := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: corpus.Dims})
-	e := embedder.NewLexical(corpus.Dims)
-	syn := corpus.NewSynthetic(3000, 11)
-	corpus.MustPut(t, s, e, append(corpus.Acceptance(), syn.Docs...)...)
+	s := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: retrievaltest.Dims})
+	e := embedder.NewLexical(retrievaltest.Dims)
+	syn := retrievaltest.NewSynthetic(3000, 11)
+	retrievaltest.MustPut(t, s, e, append(retrievaltest.Acceptance(), syn.Docs...)...)
 	// The full-text search ranks the query's rarest word first by the
 	// statistics ANALYZE keeps; autovacuum analysing the new rows between
 	// the two calls of a query would change its answer. Analyse now, once.
@@ -49,11 +49,11 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fast, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations()})
+	fast, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: retrievaltest.Installations()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := retrieval.New(retrieval.Options{Store: plainStore{s}, Embedder: e, Installations: corpus.Installations()})
+	plain, err := retrieval.New(retrieval.Options{Store: plainStore{s}, Embedder: e, Installations: retrievaltest.Installations()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,14 @@ import (
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 )
 
 // MustService returns a service over the acceptance corpus in mode.
 func MustService(tb testing.TB, mode string) *retrieval.Service {
 	tb.Helper()
-	s, e := corpus.MustAcceptance(tb)
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: corpus.Installations()})
+	s, e := retrievaltest.MustAcceptance(tb)
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: retrievaltest.Installations()})
 	if err != nil {
 		tb.Fatalf("new service: %v", err)
 	}
@@ -101,52 +101,52 @@ func TestVerdictAcceptance(t *testing.T) {
 		{
 			name:        "internal only allows tools",
 			req:         ingestd.RetrieveRequest{Query: "vacation days accrue", TopK: 1},
-			wantPrimary: []string{corpus.Vacation.ID()},
+			wantPrimary: []string{retrievaltest.Vacation.ID()},
 			wantAllowed: true, wantIDs: []string{},
 		},
 		{
 			name:        "external in primary blocks",
 			req:         ingestd.RetrieveRequest{Query: "process my refund by wire transfer", TopK: 1, IncludeRejected: ptr(false)},
-			wantPrimary: []string{corpus.Refund.ID()},
-			wantIDs:     []string{corpus.Refund.ID()},
+			wantPrimary: []string{retrievaltest.Refund.ID()},
+			wantIDs:     []string{retrievaltest.Refund.ID()},
 		},
 		{
 			name:        "external reached only through expansion blocks",
 			req:         ingestd.RetrieveRequest{Query: "flaky scheduler timezone boundaries", TopK: 1},
-			wantPrimary: []string{corpus.Issue.ID()},
-			wantIDs:     []string{corpus.StrangerComment.ID()},
+			wantPrimary: []string{retrievaltest.Issue.ID()},
+			wantIDs:     []string{retrievaltest.StrangerComment.ID()},
 			notPrimary:  true,
 		},
 		{
 			name:        "external sibling blocks",
 			req:         ingestd.RetrieveRequest{Query: "reproduced TZ Pacific/Apia", TopK: 1},
-			wantPrimary: []string{corpus.MemberComment.ID()},
-			wantIDs:     []string{corpus.StrangerComment.ID()},
+			wantPrimary: []string{retrievaltest.MemberComment.ID()},
+			wantIDs:     []string{retrievaltest.StrangerComment.ID()},
 			notPrimary:  true,
 		},
 		{
 			name:        "external in rejected blocks",
 			req:         ingestd.RetrieveRequest{Query: "database migration plan orders", TopK: 1},
-			wantPrimary: []string{corpus.Migration.ID()},
-			wantIDs:     []string{corpus.MongoProposal.ID()},
+			wantPrimary: []string{retrievaltest.Migration.ID()},
+			wantIDs:     []string{retrievaltest.MongoProposal.ID()},
 			notPrimary:  true,
 		},
 		{
 			name:        "rejected block left out allows",
 			req:         ingestd.RetrieveRequest{Query: "database migration plan orders", TopK: 1, IncludeRejected: ptr(false)},
-			wantPrimary: []string{corpus.Migration.ID()},
+			wantPrimary: []string{retrievaltest.Migration.ID()},
 			wantAllowed: true, wantIDs: []string{},
 		},
 		{
 			name:        "stored unknown tier blocks",
 			req:         ingestd.RetrieveRequest{Query: "quarterly partner loyalty points", TopK: 1},
-			wantPrimary: []string{corpus.PartnerBrief.ID()},
-			wantIDs:     []string{corpus.PartnerBrief.ID()},
+			wantPrimary: []string{retrievaltest.PartnerBrief.ID()},
+			wantIDs:     []string{retrievaltest.PartnerBrief.ID()},
 		},
 		{
 			name:        "undeclared stamp takes a trusted declaration",
 			req:         ingestd.RetrieveRequest{Query: "legacy printer setup third floor", TopK: 1},
-			wantPrimary: []string{corpus.PrinterGuide.ID()},
+			wantPrimary: []string{retrievaltest.PrinterGuide.ID()},
 			wantAllowed: true, wantIDs: []string{},
 		},
 	}
@@ -175,7 +175,7 @@ func TestVerdictAcceptance(t *testing.T) {
 					t.Errorf("untrusted %s is in primary; the case needs it elsewhere", id)
 				}
 			}
-			if slices.Contains(docs(resp), corpus.DeletedComment.ID()) {
+			if slices.Contains(docs(resp), retrievaltest.DeletedComment.ID()) {
 				t.Errorf("deleted document served")
 			}
 		})
@@ -199,7 +199,7 @@ func TestExpansion(t *testing.T) {
 	svc := MustService(t, ingestd.ModeEnforce)
 	t.Run("adjacent chunks", func(t *testing.T) {
 		resp := MustRetrieve(t, svc, ingestd.RetrieveRequest{Query: "kubernetes canary promote release", TopK: 1})
-		if len(resp.Primary) != 1 || resp.Primary[0].ChunkID != ingestd.ChunkID(corpus.Runbook.ID(), corpus.Runbook.Chunks[1], 1) {
+		if len(resp.Primary) != 1 || resp.Primary[0].ChunkID != ingestd.ChunkID(retrievaltest.Runbook.ID(), retrievaltest.Runbook.Chunks[1], 1) {
 			t.Fatalf("primary = %+v, want the runbook's second chunk", resp.Primary)
 		}
 		var adjacent []string
@@ -208,7 +208,7 @@ func TestExpansion(t *testing.T) {
 				adjacent = append(adjacent, c.Text)
 			}
 		}
-		if got, want := sorted(adjacent...), sorted(corpus.Runbook.Chunks[0], corpus.Runbook.Chunks[2]); !slices.Equal(got, want) {
+		if got, want := sorted(adjacent...), sorted(retrievaltest.Runbook.Chunks[0], retrievaltest.Runbook.Chunks[2]); !slices.Equal(got, want) {
 			t.Errorf("adjacent = %q, want %q", got, want)
 		}
 	})
@@ -218,7 +218,7 @@ func TestExpansion(t *testing.T) {
 		for _, c := range resp.Expanded {
 			via[c.DocumentID] = c.Via
 		}
-		want := map[string]string{corpus.Issue.ID(): "parent", corpus.StrangerComment.ID(): ingestd.ViaSibling}
+		want := map[string]string{retrievaltest.Issue.ID(): "parent", retrievaltest.StrangerComment.ID(): ingestd.ViaSibling}
 		for id, rel := range want {
 			if via[id] != rel {
 				t.Errorf("expanded %s via %q, want %q (all: %v)", id, via[id], rel, via)
@@ -232,8 +232,8 @@ func TestExpansion(t *testing.T) {
 		}
 	})
 	t.Run("cap", func(t *testing.T) {
-		s, e := corpus.MustAcceptance(t)
-		capped, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, ExpandCap: 1, Installations: corpus.Installations()})
+		s, e := retrievaltest.MustAcceptance(t)
+		capped, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, ExpandCap: 1, Installations: retrievaltest.Installations()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestModes(t *testing.T) {
 	t.Run("shadow allows and would block", func(t *testing.T) {
 		v := MustRetrieve(t, MustService(t, ingestd.ModeShadow), q).Verdict
 		if !v.ToolsAllowed || !v.WouldBlock || v.Mode != ingestd.ModeShadow || v.Reason != ingestd.ReasonUntrusted ||
-			!slices.Equal(v.UntrustedDocumentIDs, []string{corpus.Refund.ID()}) {
+			!slices.Equal(v.UntrustedDocumentIDs, []string{retrievaltest.Refund.ID()}) {
 			t.Errorf("verdict = %+v", v)
 		}
 	})
@@ -260,7 +260,7 @@ func TestModes(t *testing.T) {
 		}
 	})
 	t.Run("bad mode refused", func(t *testing.T) {
-		s, e := corpus.MustAcceptance(t)
+		s, e := retrievaltest.MustAcceptance(t)
 		if _, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: "lenient"}); err == nil {
 			t.Error("New accepted mode lenient")
 		}
@@ -286,7 +286,7 @@ func TestExcludeUntrusted(t *testing.T) {
 			}
 		}
 	}
-	if got := blockDocs(resp.Primary); !slices.Contains(got, corpus.RefundPolicy.ID()) || !slices.Contains(got, corpus.RefundForm.ID()) {
+	if got := blockDocs(resp.Primary); !slices.Contains(got, retrievaltest.RefundPolicy.ID()) || !slices.Contains(got, retrievaltest.RefundForm.ID()) {
 		t.Errorf("primary = %v, want the internal policy and the form of a trusted legacy installation in it", got)
 	}
 	if !resp.Verdict.ToolsAllowed || resp.Verdict.Reason != ingestd.ReasonNoUntrusted {
@@ -317,7 +317,7 @@ func untrustedDocs(block []ingestd.ServedChunk) int {
 func TestExcludeUntrustedDropsNeighbours(t *testing.T) {
 	svc := MustService(t, ingestd.ModeEnforce)
 	resp := MustRetrieve(t, svc, ingestd.RetrieveRequest{Query: "flaky scheduler timezone boundaries", TopK: 1, ExcludeUntrusted: true})
-	if slices.Contains(docs(resp), corpus.StrangerComment.ID()) {
+	if slices.Contains(docs(resp), retrievaltest.StrangerComment.ID()) {
 		t.Errorf("stranger's comment served")
 	}
 	if !resp.Verdict.ToolsAllowed || resp.ExcludedUntrustedDocuments != 1 {
@@ -329,7 +329,7 @@ func TestFilters(t *testing.T) {
 	svc := MustService(t, ingestd.ModeEnforce)
 	resp := MustRetrieve(t, svc, ingestd.RetrieveRequest{Query: "refund wire transfer", Installations: []string{"handbook"}})
 	for _, d := range docs(resp) {
-		if d != corpus.RefundPolicy.ID() {
+		if d != retrievaltest.RefundPolicy.ID() {
 			if c := resp.Primary; len(c) > 0 && c[0].Installation != "handbook" {
 				t.Errorf("installation filter leaked %s", d)
 			}
@@ -341,7 +341,7 @@ func TestFilters(t *testing.T) {
 		}
 	}
 	resp = MustRetrieve(t, svc, ingestd.RetrieveRequest{Query: "refund wire transfer", Tiers: []string{"trusted-internal"}})
-	if got := blockDocs(resp.Primary); !slices.Contains(got, corpus.RefundForm.ID()) || !slices.Contains(got, corpus.RefundPolicy.ID()) {
+	if got := blockDocs(resp.Primary); !slices.Contains(got, retrievaltest.RefundForm.ID()) || !slices.Contains(got, retrievaltest.RefundPolicy.ID()) {
 		t.Errorf("tier filter trusted-internal: primary = %v, want the policy and the undeclared form of a trusted installation", got)
 	}
 	for _, c := range slices.Concat(resp.Primary, resp.Expanded, resp.Rejected) {
@@ -363,14 +363,14 @@ func TestFilters(t *testing.T) {
 }
 
 func TestPerDocumentCap(t *testing.T) {
-	s := corpus.MustStore(t)
+	s := retrievaltest.MustStore(t)
 	e := corpusEmbedder()
-	long := corpus.Doc{Installation: "handbook", ExternalID: "long.md", Tier: ingestd.TierTrustedInternal}
+	long := retrievaltest.Doc{Installation: "handbook", ExternalID: "long.md", Tier: ingestd.TierTrustedInternal}
 	for i := range 6 {
 		long.Chunks = append(long.Chunks, strings.Repeat("zebra ", i+1)+"stripes section")
 	}
-	corpus.MustPut(t, s, e, long)
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, PerDocument: 2, Installations: corpus.Installations()})
+	retrievaltest.MustPut(t, s, e, long)
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, PerDocument: 2, Installations: retrievaltest.Installations()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,9 +418,9 @@ func TestRequestValidation(t *testing.T) {
 // reason, untrusted documents and request id; an allowed one is not.
 // (The metrics are retrieval/metrics's.)
 func TestBlockedLog(t *testing.T) {
-	s, e := corpus.MustAcceptance(t)
+	s, e := retrievaltest.MustAcceptance(t)
 	var buf bytes.Buffer
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations(),
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: retrievaltest.Installations(),
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +445,7 @@ func TestBlockedLog(t *testing.T) {
 	}
 	// An audit event at INFO (the metric counts it), not a warning per request.
 	if rec.Msg != "provenance.tool_firewall.blocked" || rec.Level != "INFO" || rec.Mode != "enforce" || rec.ToolsAllowed == nil || *rec.ToolsAllowed ||
-		rec.Reason != ingestd.ReasonUntrusted || rec.RequestID != "req-1" || !slices.Equal(rec.IDs, []string{corpus.Refund.ID()}) {
+		rec.Reason != ingestd.ReasonUntrusted || rec.RequestID != "req-1" || !slices.Equal(rec.IDs, []string{retrievaltest.Refund.ID()}) {
 		t.Errorf("log record = %+v", rec)
 	}
 }
@@ -482,12 +482,12 @@ func TestFuse(t *testing.T) {
 	}
 }
 
-func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(corpus.Dims) }
+func corpusEmbedder() ingestd.Embedder { return embedder.NewLexical(retrievaltest.Dims) }
 
 func TestRequestIDIsMadeWhenAbsent(t *testing.T) {
-	s, e := corpus.MustAcceptance(t)
+	s, e := retrievaltest.MustAcceptance(t)
 	var buf bytes.Buffer
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations(), Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: retrievaltest.Installations(), Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 )
 
 // BenchmarkVerdictTiers measures the verdict's tier lookup alone: the tiers
@@ -23,7 +23,7 @@ func BenchmarkVerdictTiers(b *testing.B) {
 			name = "rules=tier_by"
 		}
 		b.Run(name, func(b *testing.B) {
-			d := provenance.Declare(corpus.SyntheticInstallations(tierBy))
+			d := provenance.Declare(retrievaltest.SyntheticInstallations(tierBy))
 			ctx := context.Background()
 			for b.Loop() {
 				tiers, err := d.Tiers(ctx, s, ids)

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/retrieval/client"
+	"github.com/ingestd/ingestd/client"
 )
 
 // Bounds of `ingestd bench retrieve`.

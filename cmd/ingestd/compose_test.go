@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/connectors/files"
-	"github.com/ingestd/ingestd/retrieval/api"
 )
 
 // composeFile is the part of compose.yaml the test reads (nothing here

@@ -16,11 +16,11 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval/access"
-	"github.com/ingestd/ingestd/retrieval/api"
 )
 
 // Config is the YAML configuration file. Users' configs depend on its

@@ -22,11 +22,7 @@ import (
 
 // deadLetters is what `ingestd dlq` needs of the job queue: jobs.Queue
 // when the command reaches NATS itself, daemon when it goes through serve.
-type deadLetters interface {
-	ListDLQ(ctx context.Context) ([]jobs.DeadJob, error)
-	Replay(ctx context.Context, id string) error
-	ReplayAll(ctx context.Context) (int, error)
-}
+type deadLetters = ingestd.DeadLetters
 
 var (
 	_ deadLetters = (*jobs.Queue)(nil)
@@ -195,8 +191,8 @@ func unwrapURL(err error) error {
 }
 
 // ListDLQ is GET /v1/dlq.
-func (d *daemon) ListDLQ(ctx context.Context) ([]jobs.DeadJob, error) {
-	var dead []jobs.DeadJob
+func (d *daemon) ListDLQ(ctx context.Context) ([]ingestd.DeadLetter, error) {
+	var dead []ingestd.DeadLetter
 	err := d.call(ctx, http.MethodGet, "/v1/dlq", &dead)
 	return dead, err
 }

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestd/ingestd/jobs"
+	"github.com/ingestd/ingestd"
 )
 
 // TestDLQAndQueueThroughServe runs the real binary's serve on the
@@ -62,7 +62,7 @@ func TestDLQAndQueueThroughServe(t *testing.T) {
 	write(base)
 	srv := startServe(t, bin, cfg)
 	pid := fmt.Sprintf("process %d", srv.cmd.Process.Pid)
-	var dead []jobs.DeadJob
+	var dead []ingestd.DeadLetter
 	waitFor(t, func() bool {
 		code, out, _ := runCmd(t, "dlq", "list", "--json", "--config", cfg)
 		return code == 0 && json.Unmarshal([]byte(out), &dead) == nil && len(dead) == 1

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/jobs"
-	"github.com/ingestd/ingestd/retrieval/api"
 )
 
 // erasureKeyFile is where the erasure key lives when erasure.key_env is

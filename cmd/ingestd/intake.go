@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/jobs"
-	"github.com/ingestd/ingestd/retrieval/api"
 )
 
 var _ webhook.Replays = (*jobs.Replays)(nil)

@@ -211,7 +211,7 @@ type gatedDeadLetters struct{ g *queueGate }
 
 var _ deadLetters = gatedDeadLetters{}
 
-func (d gatedDeadLetters) ListDLQ(ctx context.Context) ([]jobs.DeadJob, error) {
+func (d gatedDeadLetters) ListDLQ(ctx context.Context) ([]ingestd.DeadLetter, error) {
 	jq, err := d.g.get()
 	if err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 		}
 		if *asJSON {
 			if dead == nil {
-				dead = []jobs.DeadJob{}
+				dead = []ingestd.DeadLetter{}
 			}
 			enc := json.NewEncoder(e.stdout)
 			enc.SetIndent("", "  ")

@@ -11,10 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/client"
+	"github.com/ingestd/ingestd/mcpserver"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/access"
-	"github.com/ingestd/ingestd/retrieval/client"
-	"github.com/ingestd/ingestd/retrieval/mcpserver"
 )
 
 // service is the retrieval service over the app's store, able to read a

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/client"
 	"github.com/ingestd/ingestd/firewall"
-	"github.com/ingestd/ingestd/retrieval/client"
 )
 
 // mcpQueries are asked on every surface; each surface must give the same

@@ -277,7 +277,7 @@ installations:
 		t.Errorf("externally_authored = %v, want %v (the signed support job stamped untrusted)", got, want)
 	}
 
-	var dead []jobs.DeadJob
+	var dead []ingestd.DeadLetter
 	waitFor(t, func() bool {
 		code, out, _ := runCmd(t, "dlq", "list", "--json", "--config", cfg)
 		if code != 0 || json.Unmarshal([]byte(out), &dead) != nil {

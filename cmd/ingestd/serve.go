@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/jobs"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/api"
 	"github.com/ingestd/ingestd/retrieval/metrics"
 )
 

@@ -1,7 +1,7 @@
 // Command mcpagent is a minimal agent loop over ingestd's MCP server: for
 // each turn it calls the retrieve tool, puts the fenced chunks into the
 // prompt, and offers the model its tools only when the verdict allows
-// them. The verdict is read by retrieval/client's gate, which fails
+// them. The verdict is read by client's gate, which fails
 // closed: a blocked, absent, malformed or self-contradicting verdict (the
 // one in structuredContent and the one in _meta must agree) drops every
 // tool for the turn.
@@ -27,7 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ingestd/ingestd/retrieval/client"
+	"github.com/ingestd/ingestd/client"
 )
 
 // Tool is one tool the agent can offer its model.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/retrieval"
-	"github.com/ingestd/ingestd/retrieval/internal/corpus"
 	"github.com/ingestd/ingestd/retrieval/metrics"
+	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 )
 
 // gathered returns the verdict counts by "blocked,mode,reason" and the
@@ -48,8 +48,8 @@ func gathered(t *testing.T, reg *prometheus.Registry) (map[string]float64, uint6
 // the decorator counts each answer by mode, reason and blocked, and times
 // it, under the names and labels the service used to record itself.
 func TestCountsTheServicesVerdicts(t *testing.T) {
-	s, e := corpus.MustAcceptance(t)
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: corpus.Installations()})
+	s, e := retrievaltest.MustAcceptance(t)
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: retrievaltest.Installations()})
 	if err != nil {
 		t.Fatal(err)
 	}
