@@ -2,26 +2,16 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/api"
-	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/jobs"
 )
 
 // erasureKeyFile is where the erasure key lives when erasure.key_env is
@@ -55,170 +45,11 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 	if err := private.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
-	key, err := readOrMakeKey(filepath.Join(dir, erasureKeyFile))
+	key, err := daemon.ReadOrMakeKey(filepath.Join(dir, erasureKeyFile))
 	if err != nil {
 		return nil, err
 	}
 	return erasure.NewKeyer(key)
-}
-
-// readOrMakeKey returns the key in the file, making the file when there
-// is none (two processes racing make it once: O_EXCL).
-func readOrMakeKey(path string) ([]byte, error) {
-	for range 3 {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			info, err := os.Stat(path)
-			if err != nil {
-				return nil, fmt.Errorf("erasure key: %w", err)
-			}
-			if info.Mode().Perm()&0o077 != 0 {
-				return nil, ingestd.Errorf(ingestd.EINVALID, "erasure key %s can be read by others (mode %v): run chmod 600 %s", path, info.Mode().Perm(), path)
-			}
-			key := []byte(strings.TrimSpace(string(b)))
-			if len(key) < erasure.MinKeyBytes {
-				return nil, ingestd.Errorf(ingestd.EINVALID, "erasure key %s holds %d bytes; want at least %d", path, len(key), erasure.MinKeyBytes)
-			}
-			return key, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		var raw [32]byte
-		if _, err := rand.Read(raw[:]); err != nil {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		f, err := private.Create(path)
-		if errors.Is(err, fs.ErrExist) {
-			continue // another process made it: read that one
-		}
-		if err != nil {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		_, werr := f.WriteString(hex.EncodeToString(raw[:]) + "\n")
-		if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-			os.Remove(path)
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-	}
-	return nil, fmt.Errorf("erasure key %s: could not be read or made", path)
-}
-
-// eraser plans and runs erasures over the app's store and connectors.
-func (a *app) eraser() *erasure.Eraser {
-	return erasure.New(erasure.Options{Keys: a.keys, Store: a.store, Forget: a.forget})
-}
-
-// forget asks the installation's connector for the cursor edits that drop
-// the external ids from its own state; nil when it keeps none.
-func (a *app) forget(ctx context.Context, installation string, externalIDs []string) ([]ingestd.Cursor, error) {
-	c, ok := a.sources[installation]
-	if !ok || c.Forgetter == nil {
-		return nil, nil
-	}
-	return c.Forgetter.Forget(ctx, installationCursors{a.store, installation}, externalIDs)
-}
-
-// installationCursors lists one installation's cursors for a connector.
-type installationCursors struct {
-	store        ingestd.Eraser
-	installation string
-}
-
-var _ connectors.CursorLister = installationCursors{}
-
-func (c installationCursors) Cursors(ctx context.Context, prefix string) ([]ingestd.Cursor, error) {
-	return c.store.Cursors(ctx, c.installation, prefix)
-}
-
-// erase runs an erasure in this process: the plan, the store, then, when
-// q is set, the job streams (the installations of the erased documents
-// and every configured one: a job for an erased author may wait for any).
-// A dry run only plans.
-func (a *app) erase(ctx context.Context, req ingestd.ErasureRequest, q *jobs.Queue) (ingestd.ErasureReport, error) {
-	e := a.eraser()
-	plan, err := e.Plan(ctx, req)
-	if err != nil {
-		return ingestd.ErasureReport{}, err
-	}
-	if req.DryRun {
-		return plan.Report(true), nil
-	}
-	counts, err := e.Erase(ctx, plan)
-	rep := plan.Report(false)
-	rep.Erased = &counts
-	if err != nil {
-		return rep, err
-	}
-	a.log.Info("erasure.done", "documents", counts.Documents, "chunks", counts.Chunks, "tombstones", counts.Tombstones)
-	if q == nil {
-		return rep, nil
-	}
-	insts := slices.Clone(a.order)
-	for _, d := range plan.Documents {
-		if !slices.Contains(insts, d.Installation) && jobs.CheckToken("installation id", d.Installation) == nil {
-			insts = append(insts, d.Installation)
-		}
-	}
-	sr, err := q.Scrub(ctx, insts, plan.Erasure.DocumentIDs, a.gate.ErasedJob)
-	n := sr.Jobs + sr.DeadLetters + sr.Events
-	rep.Messages, rep.QueueBusy = &n, sr.Busy
-	if err != nil {
-		return rep, fmt.Errorf("erased from the store; the job streams: %w", err)
-	}
-	return rep, nil
-}
-
-// followLoop brings the store's in-memory indexes up to date every period
-// (one PRAGMA when nothing changed), so that what another process erased
-// leaves this process's memory within a period even when no search comes
-// to catch it up.
-func (a *app) followLoop(ctx context.Context, period time.Duration) {
-	if a.maint == nil {
-		return
-	}
-	every(ctx, period, func() {
-		if err := a.maint.Warm(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("store.catch_up_failed", "error", err.Error())
-		}
-	})
-}
-
-// erasures serves the admin erasure routes from the job queue once serve
-// has opened it (the streams are scrubbed with the store); until then an
-// erasure answers "waiting for the job stream", and listing or lifting
-// tombstones, which touch the store alone, works.
-type erasures struct {
-	a *app
-	g *queueGate
-}
-
-var _ api.Erasures = erasures{}
-
-func (er erasures) Erase(ctx context.Context, req ingestd.ErasureRequest) (ingestd.ErasureReport, error) {
-	if req.DryRun {
-		return er.a.erase(ctx, req, nil)
-	}
-	jq, err := er.g.get()
-	if err != nil {
-		return ingestd.ErasureReport{}, err
-	}
-	return er.a.erase(ctx, req, jq.Queue)
-}
-
-func (er erasures) Tombstones(ctx context.Context) ([]ingestd.Tombstone, error) {
-	return er.a.store.Tombstones(ctx)
-}
-
-func (er erasures) Lift(ctx context.Context, req ingestd.LiftRequest) (int, error) {
-	return er.a.eraser().Lift(ctx, req)
-}
-
-// Erase is POST /v1/erasures.
-func (d *daemon) Erase(ctx context.Context, req ingestd.ErasureRequest) (ingestd.ErasureReport, error) {
-	var rep ingestd.ErasureReport
-	err := d.callJSON(ctx, http.MethodPost, "/v1/erasures", req, &rep)
-	return rep, err
 }
 
 // runErase is `ingestd erase`.
@@ -264,7 +95,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 
 	switch {
 	case *list:
-		ts, err := a.store.Tombstones(ctx)
+		ts, err := a.Store().Tombstones(ctx)
 		if err != nil {
 			return err
 		}
@@ -288,7 +119,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 		}
 		return tb.flush()
 	case *lift:
-		n, err := a.eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*keys), Installation: *inst, ExternalID: *extID, Author: *author})
+		n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*keys), Installation: *inst, ExternalID: *extID, Author: *author})
 		if err != nil {
 			return err
 		}
@@ -302,7 +133,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 	req := ingestd.ErasureRequest{DocumentIDs: splitList(*docs), Installation: *inst, Author: *author, DryRun: *dryRun}
 	var rep ingestd.ErasureReport
 	if req.DryRun {
-		rep, err = a.erase(ctx, req, nil)
+		rep, err = a.Erase(ctx, req, nil)
 	} else {
 		rep, err = a.eraseReaching(ctx, e, req)
 	}
@@ -332,7 +163,7 @@ func (a *app) eraseReaching(ctx context.Context, e *env, req ingestd.ErasureRequ
 		return d.Erase(ctx, req)
 	}
 	defer jq.Close()
-	return a.erase(ctx, req, jq.Queue)
+	return a.Erase(ctx, req, jq.Queue)
 }
 
 // printErasure writes the report for a person.

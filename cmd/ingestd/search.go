@@ -36,7 +36,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc, err := a.retrieval(nil)
+	svc, err := a.Retrieval(nil)
 	if err != nil {
 		return err
 	}
