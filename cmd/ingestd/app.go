@@ -57,8 +57,8 @@ type app struct {
 	// pg is the store when it is Postgres (migrate reads and rebuilds
 	// its vector index), nil when not.
 	pg *postgres.Store
-	// lock, when held, is the data_dir lock (see lockFile).
-	lock *dirLock
+	// lock, when held, is the data_dir lock (see daemon.LockFile).
+	lock *daemon.DirLock
 }
 
 // appOption changes how openApp opens the app.
@@ -206,7 +206,7 @@ func (a *app) ownsDataDir() bool {
 // lockDataDir takes the data_dir lock, or fails naming the process that
 // holds it.
 func (a *app) lockDataDir() error {
-	l, err := lockDataDir(a.cfg.Path(a.cfg.DataDir), lockHolder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)})
+	l, err := daemon.LockDataDir(a.cfg.Path(a.cfg.DataDir), daemon.Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)})
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,17 @@ func (a *app) listening(addr string) {
 	if a.lock == nil {
 		return
 	}
-	if err := a.lock.setListen(addr); err != nil {
+	if err := a.lock.SetListen(addr); err != nil {
 		a.log.Warn("serve.lock_write_failed", "error", err.Error())
 	}
+}
+
+// commandLine is this process's command line, for the lock file.
+func commandLine() string {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	s := strings.Join(args, " ")
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
 }

@@ -133,21 +133,40 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if path == "-" {
 		// The archive is read twice (checked whole, then written): keep
 		// stdin in a file beside the store meanwhile.
-		f, err := private.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
-		if err != nil {
+		if path, err = spoolStdin(a.cfg.Path(a.cfg.DataDir), e.stdin); err != nil {
 			return err
 		}
-		defer os.Remove(f.Name())
-		_, err = io.Copy(f, e.stdin)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		path = f.Name()
+		defer os.Remove(path)
 	}
-	open := func() (*archive.Reader, io.Closer, error) {
+	res, err := a.Import(ctx, archiveOpener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	if err != nil {
+		return err
+	}
+	printImport(e, res, a.Embedder().ID())
+	return nil
+}
+
+// spoolStdin copies r to a new file in dir and returns its path.
+func spoolStdin(dir string, r io.Reader) (string, error) {
+	f, err := private.CreateTemp(dir, ".import-stdin-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// archiveOpener opens the archive at path, held to lim, each time it is
+// called.
+func archiveOpener(path string, lim archive.Limits) func() (*archive.Reader, io.Closer, error) {
+	return func() (*archive.Reader, io.Closer, error) {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, nil, err
@@ -159,10 +178,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		}
 		return r, f, nil
 	}
-	res, err := a.Import(ctx, open, *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
-	if err != nil {
-		return err
-	}
+}
+
+// printImport writes what an import did for a person.
+func printImport(e *env, res daemon.ImportResult, embedderID string) {
 	fmt.Fprintf(e.stdout, "imported %s\n", describeCounts(res.Counts))
 	if len(res.UnknownTiers) > 0 {
 		var parts []string
@@ -175,9 +194,8 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s had a tier this build does not know (%s): imported as %s\n", plural(n, "document"), strings.Join(parts, ", "), ingestd.TierUntrustedExternal)
 	}
 	if res.Reembedded > 0 {
-		fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(res.Reembedded, "chunk"), a.Embedder().ID())
+		fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(res.Reembedded, "chunk"), embedderID)
 	}
-	return nil
 }
 
 // describeCounts is an archive's counts for a person.
@@ -242,40 +260,8 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if cfg.Store.Driver != "sqlite" {
 		return &usageError{msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
 	}
-	dir := cfg.Path(cfg.DataDir)
-	if h, held, err := lockedBy(dir); err != nil {
-		return err
-	} else if held {
-		return ingestd.Errorf(ingestd.ECONFLICT, "data_dir %s is in use by %s: stop it before restoring", dir, describe(h))
-	}
-	dst := sqliteFile(cfg)
-	if _, err := os.Stat(dst); err == nil && !*force {
-		return ingestd.Errorf(ingestd.ECONFLICT, "%s exists: restore replaces it only with --force (stop every process that uses it first)", dst)
-	}
-	info, err := sqlite.Inspect(ctx, pos[0])
+	info, dst, err := restoreSQLite(ctx, e, cfg, pos[0], *force)
 	if err != nil {
-		return err
-	}
-	// Tombstones made with another key would match nothing, and the
-	// pipeline refuses to ingest beside them (ECONFLICT): refuse first.
-	keys, err := (&app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, false)}).erasureKeys(e)
-	if err != nil {
-		return err
-	}
-	for _, k := range info.TombstoneKeys {
-		if k != keys.ID() {
-			return ingestd.Errorf(ingestd.ECONFLICT, "the backup's erasure tombstones were made with erasure key %s; this deployment's key is %s: "+
-				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
-		}
-	}
-	// No fenced text of the backup is taken: each chunk is fenced again
-	// from its text, naming the tier in force under this config, as an
-	// import does.
-	var insts []ingestd.Installation
-	for _, ic := range cfg.Installations {
-		insts = append(insts, ic.Installation())
-	}
-	if info, err = sqlite.Restore(ctx, pos[0], dst, sqlite.RestoreOptions{Refence: daemon.Refencer(insts), FenceCheck: firewall.Check}); err != nil {
 		return err
 	}
 	// Open it as serve would: migrations this build brings are applied
@@ -287,6 +273,47 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	fmt.Fprintf(e.stdout, "restored %s (schema version %d) into %s\n", plural(info.Documents, "document"), info.SchemaVersion, dst)
 	return nil
+}
+
+// restoreSQLite puts the backup src in place as cfg's SQLite database,
+// refusing while a process holds data_dir, over a database that is there
+// unless force, and a backup whose tombstones another erasure key made.
+func restoreSQLite(ctx context.Context, e *env, cfg *Config, src string, force bool) (sqlite.FileInfo, string, error) {
+	dir := cfg.Path(cfg.DataDir)
+	if h, held, err := daemon.LockedBy(dir); err != nil {
+		return sqlite.FileInfo{}, "", err
+	} else if held {
+		return sqlite.FileInfo{}, "", ingestd.Errorf(ingestd.ECONFLICT, "data_dir %s is in use by %s: stop it before restoring", dir, daemon.Describe(h))
+	}
+	dst := sqliteFile(cfg)
+	if _, err := os.Stat(dst); err == nil && !force {
+		return sqlite.FileInfo{}, "", ingestd.Errorf(ingestd.ECONFLICT, "%s exists: restore replaces it only with --force (stop every process that uses it first)", dst)
+	}
+	info, err := sqlite.Inspect(ctx, src)
+	if err != nil {
+		return info, "", err
+	}
+	// Tombstones made with another key would match nothing, and the
+	// pipeline refuses to ingest beside them (ECONFLICT): refuse first.
+	keys, err := (&app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, false)}).erasureKeys(e)
+	if err != nil {
+		return info, "", err
+	}
+	for _, k := range info.TombstoneKeys {
+		if k != keys.ID() {
+			return info, "", ingestd.Errorf(ingestd.ECONFLICT, "the backup's erasure tombstones were made with erasure key %s; this deployment's key is %s: "+
+				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
+		}
+	}
+	// No fenced text of the backup is taken: each chunk is fenced again
+	// from its text, naming the tier in force under this config, as an
+	// import does.
+	var insts []ingestd.Installation
+	for _, ic := range cfg.Installations {
+		insts = append(insts, ic.Installation())
+	}
+	info, err = sqlite.Restore(ctx, src, dst, sqlite.RestoreOptions{Refence: daemon.Refencer(insts), FenceCheck: firewall.Check})
+	return info, dst, err
 }
 
 // placeNew moves the file tmp to path unless path exists: then it returns

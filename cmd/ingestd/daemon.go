@@ -12,13 +12,13 @@ import (
 // error naming it. With auth.tokens configured it needs a token with the
 // admin scope from the environment.
 func (a *app) findDaemon(e *env) (*daemon.Remote, error) {
-	h, held, err := lockedBy(a.cfg.Path(a.cfg.DataDir))
+	h, held, err := daemon.LockedBy(a.cfg.Path(a.cfg.DataDir))
 	if err != nil || !held {
 		return nil, err
 	}
 	if h.Listen == "" {
 		return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir is held by %s, which does not serve the API (yet): "+
-			"wait for serve to start, or for that command to finish, and try again", describe(h))
+			"wait for serve to start, or for that command to finish, and try again", daemon.Describe(h))
 	}
 	token, err := a.adminToken(e)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -52,85 +51,64 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 	return erasure.NewKeyer(key)
 }
 
+// eraseFlags is the command line of `ingestd erase`.
+type eraseFlags struct {
+	cfgPath                         *string
+	docs, inst, author, extID, keys *string
+	dryRun, lift, list, asJSON      *bool
+}
+
+// parseErase parses and checks the command line of `ingestd erase`.
+func parseErase(e *env, args []string) (eraseFlags, error) {
+	fs := flag.NewFlagSet("erase", flag.ContinueOnError)
+	f := eraseFlags{cfgPath: configFlag(fs, e)}
+	f.docs = fs.String("document", "", "erase these documents (ids, comma-separated) and what derives from them")
+	f.inst = fs.String("installation", "", "erase every document of the installation; with --author, only the author's there")
+	f.author = fs.String("author", "", "erase what this author wrote: a mail address or a login")
+	f.dryRun = fs.Bool("dry-run", false, "list what would be erased and change nothing")
+	f.lift = fs.Bool("lift", false, "lift tombstones instead, so that what they kept out may be ingested again: by --key, --external-id with --installation, --author, or --installation")
+	f.extID = fs.String("external-id", "", "with --lift and --installation: the document's external id")
+	f.keys = fs.String("key", "", "with --lift: tombstone keys (comma-separated), as --list shows them")
+	f.list = fs.Bool("list", false, "list the tombstones")
+	f.asJSON = fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return f, err
+	}
+	if len(pos) > 0 {
+		return f, &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
+	}
+	switch {
+	case *f.list && (*f.lift || *f.docs != "" || *f.inst != "" || *f.author != "" || *f.dryRun):
+		return f, &usageError{cmd: "erase", msg: "--list takes no selector"}
+	case *f.lift && (*f.docs != "" || *f.dryRun):
+		return f, &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
+	case !*f.lift && (*f.extID != "" || *f.keys != ""):
+		return f, &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
+	case !*f.lift && !*f.list && *f.docs == "" && *f.inst == "" && *f.author == "":
+		return f, &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
+	}
+	return f, nil
+}
+
 // runErase is `ingestd erase`.
 func runErase(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("erase", flag.ContinueOnError)
-	cfgPath := configFlag(fs, e)
-	docs := fs.String("document", "", "erase these documents (ids, comma-separated) and what derives from them")
-	inst := fs.String("installation", "", "erase every document of the installation; with --author, only the author's there")
-	author := fs.String("author", "", "erase what this author wrote: a mail address or a login")
-	dryRun := fs.Bool("dry-run", false, "list what would be erased and change nothing")
-	lift := fs.Bool("lift", false, "lift tombstones instead, so that what they kept out may be ingested again: by --key, --external-id with --installation, --author, or --installation")
-	extID := fs.String("external-id", "", "with --lift and --installation: the document's external id")
-	keys := fs.String("key", "", "with --lift: tombstone keys (comma-separated), as --list shows them")
-	list := fs.Bool("list", false, "list the tombstones")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseFlags(fs, args)
+	f, err := parseErase(e, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
-	}
-	switch {
-	case *list && (*lift || *docs != "" || *inst != "" || *author != "" || *dryRun):
-		return &usageError{cmd: "erase", msg: "--list takes no selector"}
-	case *lift && (*docs != "" || *dryRun):
-		return &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
-	case !*lift && (*extID != "" || *keys != ""):
-		return &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
-	case !*lift && !*list && *docs == "" && *inst == "" && *author == "":
-		return &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
-	}
-	a, err := openApp(ctx, e, *cfgPath)
+	a, err := openApp(ctx, e, *f.cfgPath)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	out := func(v any) error {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-
 	switch {
-	case *list:
-		ts, err := a.Store().Tombstones(ctx)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if ts == nil {
-				ts = []ingestd.Tombstone{}
-			}
-			return out(ts)
-		}
-		if len(ts) == 0 {
-			e.stdout.Println("no tombstones")
-			return nil
-		}
-		tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
-		for _, t := range ts {
-			in := t.Installation
-			if in == "" {
-				in = "(every installation)"
-			}
-			tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
-		}
-		return tb.flush()
-	case *lift:
-		n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*keys), Installation: *inst, ExternalID: *extID, Author: *author})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return out(map[string]int{"lifted": n})
-		}
-		e.stdout.Printf("%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
-		return nil
+	case *f.list:
+		return listTombstones(ctx, e, a, *f.asJSON)
+	case *f.lift:
+		return liftTombstones(ctx, e, a, f)
 	}
-
-	req := ingestd.ErasureRequest{DocumentIDs: splitList(*docs), Installation: *inst, Author: *author, DryRun: *dryRun}
+	req := ingestd.ErasureRequest{DocumentIDs: splitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
 	var rep ingestd.ErasureReport
 	if req.DryRun {
 		rep, err = a.Erase(ctx, req, nil)
@@ -140,14 +118,54 @@ func runErase(ctx context.Context, e *env, args []string) error {
 	if err != nil && rep.Erased == nil {
 		return err
 	}
-	if *asJSON {
-		if oerr := out(rep); oerr != nil {
+	if *f.asJSON {
+		if oerr := writeIndented(e.stdout, rep); oerr != nil {
 			return oerr
 		}
 		return err
 	}
 	printErasure(e, rep)
 	return err
+}
+
+// listTombstones is `ingestd erase --list`.
+func listTombstones(ctx context.Context, e *env, a *app, asJSON bool) error {
+	ts, err := a.Store().Tombstones(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ts == nil {
+			ts = []ingestd.Tombstone{}
+		}
+		return writeIndented(e.stdout, ts)
+	}
+	if len(ts) == 0 {
+		e.stdout.Println("no tombstones")
+		return nil
+	}
+	tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
+	for _, t := range ts {
+		in := t.Installation
+		if in == "" {
+			in = "(every installation)"
+		}
+		tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
+	}
+	return tb.flush()
+}
+
+// liftTombstones is `ingestd erase --lift`.
+func liftTombstones(ctx context.Context, e *env, a *app, f eraseFlags) error {
+	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
+	if err != nil {
+		return err
+	}
+	if *f.asJSON {
+		return writeIndented(e.stdout, map[string]int{"lifted": n})
+	}
+	e.stdout.Printf("%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
+	return nil
 }
 
 // eraseReaching runs an erasure where the job streams are: in this

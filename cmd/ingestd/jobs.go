@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -122,8 +121,8 @@ func (a *app) reachQueue(ctx context.Context, e *env) (jq *daemon.Queue, d *daem
 	if err := a.lockDataDir(); err != nil {
 		if ingestd.ErrorCode(err) == ingestd.ECONFLICT {
 			// Another process took data_dir since findDaemon looked.
-			h, _, _ := lockedBy(a.cfg.Path(a.cfg.DataDir))
-			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", describe(h))
+			h, _, _ := daemon.LockedBy(a.cfg.Path(a.cfg.DataDir))
+			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", daemon.Describe(h))
 		}
 		return nil, nil, err
 	}
@@ -176,31 +175,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 
 	switch {
 	case list:
-		dead, err := dl.ListDLQ(ctx)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if dead == nil {
-				dead = []ingestd.DeadLetter{}
-			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(dead)
-		}
-		if len(dead) == 0 {
-			e.stdout.Println("no dead letters")
-			return nil
-		}
-		tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
-		for _, d := range dead {
-			item := d.Job.ExternalID
-			if d.Job.Item != nil {
-				item = d.Job.Item.ExternalID
-			}
-			tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
-		}
-		return tb.flush()
+		return listDLQ(ctx, e, dl, *asJSON)
 	case *all:
 		n, err := dl.ReplayAll(ctx)
 		if n > 0 || err == nil {
@@ -214,4 +189,31 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 		e.stdout.Printf("dead letter %s queued again\n", pos[0])
 		return nil
 	}
+}
+
+// listDLQ is `ingestd dlq list`.
+func listDLQ(ctx context.Context, e *env, dl ingestd.DeadLetters, asJSON bool) error {
+	dead, err := dl.ListDLQ(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if dead == nil {
+			dead = []ingestd.DeadLetter{}
+		}
+		return writeIndented(e.stdout, dead)
+	}
+	if len(dead) == 0 {
+		e.stdout.Println("no dead letters")
+		return nil
+	}
+	tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
+	for _, d := range dead {
+		item := d.Job.ExternalID
+		if d.Job.Item != nil {
+			item = d.Job.Item.ExternalID
+		}
+		tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+	}
+	return tb.flush()
 }
