@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/archive"
 	"github.com/ingestd/ingestd/chunker"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/files"
@@ -20,13 +21,11 @@ import (
 	"github.com/ingestd/ingestd/connectors/imap"
 	"github.com/ingestd/ingestd/connectors/web"
 	"github.com/ingestd/ingestd/connectors/webhook"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/embedder"
-	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/jobs"
-	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
@@ -48,34 +47,18 @@ func registry() *connectors.Registry {
 	return connectors.NewRegistry(kinds...)
 }
 
-// app is the wired daemon: configuration, store, embedder, pipeline and
-// the installations' sources.
+// app is a command's daemon (package daemon) with the configuration it
+// was opened from, and what only cmd holds beside it: the data_dir lock
+// and, for migrate, the Postgres store's own type.
 type app struct {
-	cfg   *Config
-	log   *slog.Logger
-	store ingestd.Store
-	// maint is the store's upkeep when it has any (SQLite), nil when not.
-	maint maintainer
+	*daemon.Daemon
+	cfg *Config
+	log *slog.Logger
 	// pg is the store when it is Postgres (migrate reads and rebuilds
 	// its vector index), nil when not.
-	pg       *postgres.Store
-	embedder *embedder.Cached
-	pipe     *pipeline.Pipeline
-	insts    map[string]ingestd.Installation
-	order    []string
-	sources  map[string]connectors.Connector // each installation's source and abilities
-	// stored, when set (by serve), announces each stored document.
-	stored func(ctx context.Context, doc *ingestd.Document)
-	// keys is the erasure key; gate asks the store's tombstones whether
-	// an item was erased (the pipeline, the webhook intake).
-	keys *erasure.Keyer
-	gate *erasure.Gate
-	// lock, when held, is the data_dir lock (see lockFile).
-	lock *dirLock
-
-	// health records sync passes in the store's history and reports
-	// each installation's state from it.
-	health *health.Monitor
+	pg *postgres.Store
+	// lock, when held, is the data_dir lock (see daemon.LockFile).
+	lock *daemon.DirLock
 }
 
 // appOption changes how openApp opens the app.
@@ -89,9 +72,8 @@ type appOptions struct{ daemon bool }
 // only (everything with log.level debug), so its output is its result.
 func asDaemon(o *appOptions) { o.daemon = true }
 
-var _ pipeline.Installations = (*app)(nil)
-
-// openApp loads the configuration and opens everything a command needs.
+// openApp loads the configuration, turns it into the daemon's options and
+// opens the daemon.
 func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a *app, err error) {
 	var o appOptions
 	for _, opt := range opts {
@@ -102,7 +84,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 	if err != nil {
 		return nil, err
 	}
-	a = &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, o.daemon), insts: map[string]ingestd.Installation{}, sources: map[string]connectors.Connector{}}
+	a = &app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, o.daemon)}
 	if o.daemon && a.ownsDataDir() {
 		if err := a.lockDataDir(); err != nil {
 			return nil, err
@@ -114,6 +96,24 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 			}
 		}()
 	}
+	insts, err := a.connectors(e, reg)
+	if err != nil {
+		return nil, err
+	}
+	dopts, err := a.options(ctx, e, insts)
+	if err != nil {
+		return nil, err
+	}
+	if a.Daemon, err = daemon.Open(ctx, dopts); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// connectors builds each configured installation's connector.
+func (a *app) connectors(e *env, reg *connectors.Registry) ([]daemon.Installation, error) {
+	cfg := a.cfg
+	var out []daemon.Installation
 	for _, ic := range cfg.Installations {
 		inst := ic.Installation()
 		conn, err := reg.Build(inst, connectors.Settings{
@@ -131,63 +131,52 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 			}
 			return nil, &configError{path: cfg.path, line: ic.line, msg: err.Error()}
 		}
-		a.insts[inst.ID] = inst
-		a.order = append(a.order, inst.ID)
-		a.sources[inst.ID] = conn
+		out = append(out, daemon.Installation{Installation: inst, Connector: conn})
 	}
+	return out, nil
+}
 
+// options opens the configured store and embedder and reads the erasure
+// key: the daemon's options. On error the store is closed.
+func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) (daemon.Options, error) {
+	cfg := a.cfg
+	plain := make([]ingestd.Installation, len(insts))
+	for i, inst := range insts {
+		plain[i] = inst.Installation
+	}
 	// The store's in-memory mirror keeps the metadata the tier_by rules
 	// read, so judging a document by them costs no query.
-	if err := a.openStore(ctx, e, provenance.Declare(a.installations()).MetaKeys()); err != nil {
-		return nil, err
+	store, maint, err := a.openStore(ctx, e, provenance.Declare(plain).MetaKeys())
+	if err != nil {
+		return daemon.Options{}, err
 	}
-	if a.keys, err = a.erasureKeys(e); err != nil {
-		a.store.Close()
-		return nil, err
+	keys, err := a.erasureKeys(e)
+	if err != nil {
+		store.Close()
+		return daemon.Options{}, err
 	}
-	a.gate = &erasure.Gate{Keys: a.keys, Store: a.store}
 	inner, err := newEmbedder(cfg, e)
 	if err != nil {
-		a.store.Close()
-		return nil, err
+		store.Close()
+		return daemon.Options{}, err
 	}
-	a.embedder = embedder.NewCached(inner, a.store)
-	a.pipe, err = pipeline.New(pipeline.Options{
-		Store:    a.store,
-		Embedder: a.embedder,
-		Chunking: &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
-		Erasures: a.gate,
-		OnStored: func(ctx context.Context, doc *ingestd.Document) {
-			if a.stored != nil {
-				a.stored(ctx, doc)
-			}
-		},
+	schema := sqlite.SchemaVersion()
+	if a.pg != nil {
+		schema = postgres.SchemaVersion()
+	}
+	return daemon.Options{
+		Store:         store,
+		Maintainer:    maint,
+		Embedder:      inner,
+		Installations: insts,
+		Keys:          keys,
+		Chunking:      &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
+		FirewallMode:  cfg.Firewall.Mode,
+		Health:        health.Options{Keep: cfg.Health.KeepPasses, FailedPasses: cfg.Health.FailedPasses, StaleIntervals: cfg.Health.StaleIntervals},
+		Archive: daemon.ArchiveInfo{Ingestd: versionString(), Dims: cfg.Embedder.Dims,
+			Store: archive.StoreInfo{Driver: cfg.Store.Driver, SchemaVersion: schema}},
 		Logger: a.log,
-	})
-	if err != nil {
-		a.store.Close()
-		return nil, err
-	}
-	a.health, err = health.New(health.Options{
-		Store:         a.store,
-		Installations: a.installations(),
-		Next: func(inst ingestd.Installation, now time.Time) time.Time {
-			return jobs.NextScheduled(inst.Interval, now)
-		},
-		Keep:           cfg.Health.KeepPasses,
-		FailedPasses:   cfg.Health.FailedPasses,
-		StaleIntervals: cfg.Health.StaleIntervals,
-		Logger:         a.log,
-	})
-	if err != nil {
-		a.store.Close()
-		return nil, err
-	}
-	if err := a.store.PutInstallations(ctx, a.installations()); err != nil {
-		a.store.Close()
-		return nil, fmt.Errorf("record installations: %w", err)
-	}
-	return a, nil
+	}, nil
 }
 
 func asConfigError(err error, target **configError) bool {
@@ -198,9 +187,9 @@ func asConfigError(err error, target **configError) bool {
 	return ok
 }
 
-// Close closes the store and releases the data_dir lock.
+// Close closes the daemon and releases the data_dir lock.
 func (a *app) Close() error {
-	err := a.store.Close()
+	err := a.Daemon.Close(context.Background())
 	a.lock.Close()
 	return err
 }
@@ -217,7 +206,7 @@ func (a *app) ownsDataDir() bool {
 // lockDataDir takes the data_dir lock, or fails naming the process that
 // holds it.
 func (a *app) lockDataDir() error {
-	l, err := lockDataDir(a.cfg.Path(a.cfg.DataDir), lockHolder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)})
+	l, err := daemon.LockDataDir(a.cfg.Path(a.cfg.DataDir), daemon.Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC().Truncate(time.Second)})
 	if err != nil {
 		return err
 	}
@@ -225,37 +214,19 @@ func (a *app) lockDataDir() error {
 	return nil
 }
 
-// installations lists the configured installations in file order.
-func (a *app) installations() []ingestd.Installation {
-	out := make([]ingestd.Installation, 0, len(a.order))
-	for _, id := range a.order {
-		out = append(out, a.insts[id])
-	}
-	return out
-}
-
-// Installation implements pipeline.Installations.
-func (a *app) Installation(id string) (ingestd.Installation, ingestd.Source, error) {
-	inst, ok := a.insts[id]
-	if !ok {
-		return ingestd.Installation{}, nil, ingestd.Errorf(ingestd.ENOTFOUND, "no installation %q is configured (configured: %s)", id, strings.Join(a.order, ", "))
-	}
-	return inst, a.sources[id].Source, nil
-}
-
-// openStore opens the configured store. It keeps what only the store's own
-// type offers beside it (app.maint, app.pg), so nothing asks the store
-// later what it can do.
-func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
+// openStore opens the configured store, with its upkeep when it has any.
+// It keeps the Postgres store's own type beside it (app.pg), so nothing
+// asks the store later what it can do.
+func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd.Store, daemon.Maintainer, error) {
 	cfg, log := a.cfg, a.log
 	switch cfg.Store.Driver {
 	case "postgres":
 		url, ok := e.lookupEnv(cfg.Store.URLEnv)
 		if !ok || url == "" {
-			return &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
+			return nil, nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
 		}
 		if cfg.Embedder.Dims <= 0 {
-			return &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
+			return nil, nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
 		}
 		pg, err := postgres.Open(ctx, url, &postgres.Options{
 			Dims:               cfg.Embedder.Dims,
@@ -269,23 +240,22 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) error {
 			Logger:             log,
 		})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		a.store, a.pg = pg, pg
-		return nil
+		a.pg = pg
+		return pg, nil, nil
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
 		if err := private.MkdirAll(dir); err != nil {
-			return fmt.Errorf("data_dir: %w", err)
+			return nil, nil, fmt.Errorf("data_dir: %w", err)
 		}
 		s, err := sqlite.Open(ctx, filepath.Join(dir, "ingestd.db"), &sqlite.Options{Logger: log, MetaKeys: metaKeys, FenceCheck: firewall.Check})
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		a.store, a.maint = s, s
-		return nil
+		return s, s, nil
 	default:
-		return &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
+		return nil, nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
 	}
 }
 
@@ -354,7 +324,17 @@ func (a *app) listening(addr string) {
 	if a.lock == nil {
 		return
 	}
-	if err := a.lock.setListen(addr); err != nil {
+	if err := a.lock.SetListen(addr); err != nil {
 		a.log.Warn("serve.lock_write_failed", "error", err.Error())
 	}
+}
+
+// commandLine is this process's command line, for the lock file.
+func commandLine() string {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	s := strings.Join(args, " ")
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
 }

@@ -8,18 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/pipeline"
-	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
@@ -50,7 +46,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	aw, err := exportTo(ctx, a, w, *comp)
+	aw, err := a.Export(ctx, w, *comp)
 	if err != nil {
 		abort()
 		return err
@@ -69,43 +65,6 @@ func runExport(ctx context.Context, e *env, args []string) error {
 			def.MaxRecordBytes>>20, def.MaxRecordObjects, max(def.MaxRecordBytes, big.Bytes+1<<20-1)>>20, max(def.MaxRecordObjects, big.Objects))
 	}
 	return nil
-}
-
-// exportTo writes the store's archive to w and returns its closed
-// writer, which counts what it wrote.
-func exportTo(ctx context.Context, a *app, w io.Writer, compression string) (*archive.Writer, error) {
-	var aw *archive.Writer
-	err := a.store.Export(ctx, func(r ingestd.ArchiveRecord) error {
-		if r.Summary != nil {
-			var err error
-			aw, err = archive.NewWriter(w, a.manifest(*r.Summary), compression)
-			return err
-		}
-		return aw.Write(r)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if aw == nil {
-		return nil, errors.New("export: the store wrote no summary")
-	}
-	return aw, aw.Close()
-}
-
-// manifest describes this deployment for an archive's first record.
-func (a *app) manifest(sum ingestd.ArchiveSummary) archive.Manifest {
-	m := archive.Manifest{
-		CreatedAt:    time.Now(),
-		Ingestd:      versionString(),
-		Store:        archive.StoreInfo{Driver: a.cfg.Store.Driver, SchemaVersion: sqlite.SchemaVersion()},
-		Embedder:     archive.EmbedderInfo{ID: a.embedder.ID(), Dims: a.cfg.Embedder.Dims},
-		ErasureKeyID: a.keys.ID(),
-		Counts:       sum,
-	}
-	if a.pg != nil {
-		m.Store.SchemaVersion = postgres.SchemaVersion()
-	}
-	return m
 }
 
 // createOutput opens where a command writes a file: stdout for "-", else
@@ -145,21 +104,6 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 	return f, commit, abort, nil
 }
 
-// importBatch is how many chunks one import transaction writes (a
-// document's chunks are never split).
-const importBatch = 500
-
-// importResult is what an import did.
-type importResult struct {
-	counts ingestd.ArchiveSummary
-	// unknownTiers counts the documents by the tier this build does not
-	// know that they were archived with; each was imported as
-	// untrusted-external.
-	unknownTiers map[ingestd.Tier]int
-	// reembedded counts the chunks re-embedded (--reindex).
-	reembedded int
-}
-
 // runImport loads an archive into the configured store, which must hold
 // no documents and no tombstones.
 func runImport(ctx context.Context, e *env, args []string) error {
@@ -189,21 +133,40 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	if path == "-" {
 		// The archive is read twice (checked whole, then written): keep
 		// stdin in a file beside the store meanwhile.
-		f, err := private.CreateTemp(a.cfg.Path(a.cfg.DataDir), ".import-stdin-*")
-		if err != nil {
+		if path, err = spoolStdin(a.cfg.Path(a.cfg.DataDir), e.stdin); err != nil {
 			return err
 		}
-		defer os.Remove(f.Name())
-		_, err = io.Copy(f, e.stdin)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-		path = f.Name()
+		defer os.Remove(path)
 	}
-	open := func() (*archive.Reader, io.Closer, error) {
+	res, err := a.Import(ctx, archiveOpener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	if err != nil {
+		return err
+	}
+	printImport(e, res, a.Embedder().ID())
+	return nil
+}
+
+// spoolStdin copies r to a new file in dir and returns its path.
+func spoolStdin(dir string, r io.Reader) (string, error) {
+	f, err := private.CreateTemp(dir, ".import-stdin-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// archiveOpener opens the archive at path, held to lim, each time it is
+// called.
+func archiveOpener(path string, lim archive.Limits) func() (*archive.Reader, io.Closer, error) {
+	return func() (*archive.Reader, io.Closer, error) {
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, nil, err
@@ -215,233 +178,23 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		}
 		return r, f, nil
 	}
-	res, err := importArchive(ctx, a, open, *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "imported %s\n", describeCounts(res.counts))
-	if len(res.unknownTiers) > 0 {
+}
+
+// printImport writes what an import did for a person.
+func printImport(e *env, res daemon.ImportResult, embedderID string) {
+	fmt.Fprintf(e.stdout, "imported %s\n", describeCounts(res.Counts))
+	if len(res.UnknownTiers) > 0 {
 		var parts []string
 		n := 0
-		for t, k := range res.unknownTiers {
+		for t, k := range res.UnknownTiers {
 			parts = append(parts, fmt.Sprintf("%q (%d)", t, k))
 			n += k
 		}
 		sort.Strings(parts)
 		fmt.Fprintf(e.stdout, "%s had a tier this build does not know (%s): imported as %s\n", plural(n, "document"), strings.Join(parts, ", "), ingestd.TierUntrustedExternal)
 	}
-	if res.reembedded > 0 {
-		fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(res.reembedded, "chunk"), a.embedder.ID())
-	}
-	return nil
-}
-
-// errStop stops an Export after its summary.
-var errStop = errors.New("stop")
-
-// storeSummary is the counts of what the store holds.
-func storeSummary(ctx context.Context, s ingestd.Archiver) (ingestd.ArchiveSummary, error) {
-	var sum ingestd.ArchiveSummary
-	err := s.Export(ctx, func(r ingestd.ArchiveRecord) error {
-		sum = *r.Summary
-		return errStop
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return sum, err
-	}
-	return sum, nil
-}
-
-// importArchive checks what the archive holds against the deployment,
-// reading it whole, then writes it to a's store in batches: a damaged
-// archive is refused before anything is written. It refuses a store that
-// holds documents or tombstones, vectors of another embedder than a's
-// (unless reindex: then they are dropped and re-embedded), and
-// tombstones made with another erasure key than a's. A tier this build
-// does not know becomes untrusted-external; every other tier, undeclared
-// included, is kept as it is: a stamp is what the exporting deployment
-// stamped, and what it counts for is decided where it is read, never
-// above what a's config declares for the installation. No fenced text
-// is taken from the archive: each chunk is fenced again from its text
-// (pipeline.Refence), naming the tier in force under a's config, and the
-// store refuses any chunk that is not then one fence (its FenceCheck).
-func importArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.Closer, error), reindex bool, progress func(int)) (importResult, error) {
-	res := importResult{unknownTiers: map[ingestd.Tier]int{}}
-	have, err := storeSummary(ctx, a.store)
-	if err != nil {
-		return res, err
-	}
-	if have.Documents > 0 || have.Tombstones > 0 {
-		return res, ingestd.Errorf(ingestd.ECONFLICT, "the store already holds %s and %s: import loads an archive into an empty store only "+
-			"(a new data_dir or database); nothing was written", plural(have.Documents, "document"), plural(have.Tombstones, "tombstone"))
-	}
-	// The first pass only reads; the second writes.
-	if _, err := readArchive(ctx, a, open, reindex, nil); err != nil {
-		return res, fmt.Errorf("%w; nothing was written", err)
-	}
-	res, err = readArchive(ctx, a, open, reindex, a.store.Import)
-	if err != nil {
-		return res, fmt.Errorf("import stopped; the store holds part of the archive, so import again into an empty store: %w", err)
-	}
-	if reindex {
-		n, err := reembed(ctx, a, 256, progress)
-		res.reembedded = n
-		if err != nil {
-			return res, fmt.Errorf("import written; re-embedding stopped after %s (run `ingestd reindex` to finish): %w", plural(n, "chunk"), err)
-		}
-	}
-	if a.maint != nil {
-		if err := a.maint.Optimize(ctx); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
-}
-
-// readArchive reads the archive through, checking each record and
-// passing batches of them to write when it is set.
-func readArchive(ctx context.Context, a *app, open func() (*archive.Reader, io.Closer, error), reindex bool, write func(context.Context, []ingestd.ArchiveRecord) error) (importResult, error) {
-	res := importResult{unknownTiers: map[ingestd.Tier]int{}}
-	r, f, err := open()
-	if err != nil {
-		return res, err
-	}
-	defer f.Close()
-	defer r.Close()
-	m := r.Manifest()
-	want := a.embedder.ID()
-	refence := refencer(a.installations())
-	var others []string
-	for id, n := range m.Counts.Embedders {
-		if id != "" && id != want {
-			others = append(others, fmt.Sprintf("%s (%s)", id, plural(n, "chunk")))
-		}
-	}
-	slices.Sort(others)
-	if len(others) > 0 && !reindex {
-		return res, embedderMismatch(strings.Join(others, ", "), want)
-	}
-	if m.Counts.Tombstones > 0 && m.ErasureKeyID != a.keys.ID() {
-		return res, keyMismatch(m.ErasureKeyID, a.keys.ID())
-	}
-	var (
-		batch  []ingestd.ArchiveRecord
-		chunks int
-	)
-	flush := func() error {
-		if len(batch) == 0 || write == nil {
-			batch, chunks = batch[:0], 0
-			return nil
-		}
-		if err := write(ctx, batch); err != nil {
-			return err
-		}
-		batch, chunks = batch[:0], 0
-		return nil
-	}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return res, err
-		}
-		switch {
-		case rec.Installation != nil:
-			rec.Installation.Tier = provenance.Resolve(rec.Installation.Tier)
-		case rec.Tombstone != nil:
-			if k := rec.Tombstone.KeyID; k != a.keys.ID() {
-				return res, keyMismatch(k, a.keys.ID())
-			}
-		case rec.Document != nil:
-			d := rec.Document
-			if t := provenance.Resolve(d.Tier); t != d.Tier {
-				res.unknownTiers[d.Tier]++
-				d.Tier = t
-			}
-			for i := range d.Chunks {
-				c := &d.Chunks[i]
-				c.Tier = d.Tier
-				if len(c.Embedding) == 0 || c.EmbedderID == want {
-					continue
-				}
-				if !reindex {
-					return res, embedderMismatch(c.EmbedderID, want)
-				}
-				c.Embedding, c.EmbedderID = nil, ""
-			}
-			if write != nil {
-				refence(&d.Document, d.Chunks)
-			}
-			chunks += len(d.Chunks) + 1
-		}
-		batch = append(batch, rec)
-		if chunks >= importBatch {
-			if err := flush(); err != nil {
-				return res, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return res, err
-	}
-	res.counts = r.Counts()
-	return res, nil
-}
-
-// refencer returns what fences a document's chunks again from their text
-// for a door other than the pipeline (import, restore): the one fence
-// (pipeline.Refence), naming the tier in force under the installations
-// configured — never above what they declare, whatever the stamp says.
-func refencer(insts []ingestd.Installation) func(*ingestd.Document, []ingestd.Chunk) {
-	decls := provenance.Declare(insts)
-	return func(d *ingestd.Document, chunks []ingestd.Chunk) {
-		pipeline.Refence(d, decls.InForce(ingestd.TierFacts{Installation: d.Installation, SourceKind: d.SourceKind, Tier: d.Tier, Meta: d.Meta}), chunks)
-	}
-}
-
-func embedderMismatch(theirs, ours string) error {
-	return ingestd.Errorf(ingestd.ECONFLICT, "the archive's vectors were made by %s; this deployment embeds with %s, and vectors of two embedders "+
-		"are never mixed: configure the exporting deployment's embedder, or import with --reindex to re-embed those chunks with %s", theirs, ours, ours)
-}
-
-func keyMismatch(theirs, ours string) error {
-	return ingestd.Errorf(ingestd.ECONFLICT, "the archive's erasure tombstones were made with erasure key %s; this deployment's key is %s, "+
-		"with which they would match nothing: give this deployment the exporting one's key (erasure.key_env, or its data_dir/erasure.key) and import again", theirs, ours)
-}
-
-// reembed embeds every chunk whose vector the configured embedder did not
-// make, in batches, and returns how many it embedded.
-func reembed(ctx context.Context, a *app, batch int, progress func(int)) (int, error) {
-	id := a.embedder.ID()
-	total, after := 0, ""
-	for {
-		chunks, err := a.store.ChunksToEmbed(ctx, id, after, batch)
-		if err != nil {
-			return total, err
-		}
-		if len(chunks) == 0 {
-			return total, nil
-		}
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-		}
-		vecs, err := a.embedder.Embed(ctx, texts)
-		if err != nil {
-			return total, err
-		}
-		m := make(map[string][]float32, len(chunks))
-		for i, c := range chunks {
-			m[c.ID] = vecs[i]
-		}
-		if err := a.store.SetEmbeddings(ctx, id, m); err != nil {
-			return total, err
-		}
-		total += len(chunks)
-		after = chunks[len(chunks)-1].ID
-		progress(total)
+	if res.Reembedded > 0 {
+		fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(res.Reembedded, "chunk"), embedderID)
 	}
 }
 
@@ -507,40 +260,8 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if cfg.Store.Driver != "sqlite" {
 		return &usageError{msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
 	}
-	dir := cfg.Path(cfg.DataDir)
-	if h, held, err := lockedBy(dir); err != nil {
-		return err
-	} else if held {
-		return ingestd.Errorf(ingestd.ECONFLICT, "data_dir %s is in use by %s: stop it before restoring", dir, describe(h))
-	}
-	dst := sqliteFile(cfg)
-	if _, err := os.Stat(dst); err == nil && !*force {
-		return ingestd.Errorf(ingestd.ECONFLICT, "%s exists: restore replaces it only with --force (stop every process that uses it first)", dst)
-	}
-	info, err := sqlite.Inspect(ctx, pos[0])
+	info, dst, err := restoreSQLite(ctx, e, cfg, pos[0], *force)
 	if err != nil {
-		return err
-	}
-	// Tombstones made with another key would match nothing, and the
-	// pipeline refuses to ingest beside them (ECONFLICT): refuse first.
-	keys, err := (&app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, false)}).erasureKeys(e)
-	if err != nil {
-		return err
-	}
-	for _, k := range info.TombstoneKeys {
-		if k != keys.ID() {
-			return ingestd.Errorf(ingestd.ECONFLICT, "the backup's erasure tombstones were made with erasure key %s; this deployment's key is %s: "+
-				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
-		}
-	}
-	// No fenced text of the backup is taken: each chunk is fenced again
-	// from its text, naming the tier in force under this config, as an
-	// import does.
-	var insts []ingestd.Installation
-	for _, ic := range cfg.Installations {
-		insts = append(insts, ic.Installation())
-	}
-	if info, err = sqlite.Restore(ctx, pos[0], dst, sqlite.RestoreOptions{Refence: refencer(insts), FenceCheck: firewall.Check}); err != nil {
 		return err
 	}
 	// Open it as serve would: migrations this build brings are applied
@@ -552,6 +273,47 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	fmt.Fprintf(e.stdout, "restored %s (schema version %d) into %s\n", plural(info.Documents, "document"), info.SchemaVersion, dst)
 	return nil
+}
+
+// restoreSQLite puts the backup src in place as cfg's SQLite database,
+// refusing while a process holds data_dir, over a database that is there
+// unless force, and a backup whose tombstones another erasure key made.
+func restoreSQLite(ctx context.Context, e *env, cfg *Config, src string, force bool) (sqlite.FileInfo, string, error) {
+	dir := cfg.Path(cfg.DataDir)
+	if h, held, err := daemon.LockedBy(dir); err != nil {
+		return sqlite.FileInfo{}, "", err
+	} else if held {
+		return sqlite.FileInfo{}, "", ingestd.Errorf(ingestd.ECONFLICT, "data_dir %s is in use by %s: stop it before restoring", dir, daemon.Describe(h))
+	}
+	dst := sqliteFile(cfg)
+	if _, err := os.Stat(dst); err == nil && !force {
+		return sqlite.FileInfo{}, "", ingestd.Errorf(ingestd.ECONFLICT, "%s exists: restore replaces it only with --force (stop every process that uses it first)", dst)
+	}
+	info, err := sqlite.Inspect(ctx, src)
+	if err != nil {
+		return info, "", err
+	}
+	// Tombstones made with another key would match nothing, and the
+	// pipeline refuses to ingest beside them (ECONFLICT): refuse first.
+	keys, err := (&app{cfg: cfg, log: newLogger(e.stderr, cfg.Log, false)}).erasureKeys(e)
+	if err != nil {
+		return info, "", err
+	}
+	for _, k := range info.TombstoneKeys {
+		if k != keys.ID() {
+			return info, "", ingestd.Errorf(ingestd.ECONFLICT, "the backup's erasure tombstones were made with erasure key %s; this deployment's key is %s: "+
+				"put the original key in place (erasure.key_env, or data_dir/%s) and restore again; nothing was restored", k, keys.ID(), erasureKeyFile)
+		}
+	}
+	// No fenced text of the backup is taken: each chunk is fenced again
+	// from its text, naming the tier in force under this config, as an
+	// import does.
+	var insts []ingestd.Installation
+	for _, ic := range cfg.Installations {
+		insts = append(insts, ic.Installation())
+	}
+	info, err = sqlite.Restore(ctx, src, dst, sqlite.RestoreOptions{Refence: daemon.Refencer(insts), FenceCheck: firewall.Check})
+	return info, dst, err
 }
 
 // placeNew moves the file tmp to path unless path exists: then it returns

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
@@ -89,9 +90,18 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	lex := embedder.NewLexical(*dims)
-	benchApp := func(driver string, s ingestd.Store, m maintainer) *app {
+	benchApp := func(driver string, s ingestd.Store, m daemon.Maintainer) *app {
 		cfg := &Config{Store: StoreConfig{Driver: driver}, Embedder: EmbedderConfig{Kind: "lexical", Dims: *dims}}
-		return &app{cfg: cfg, store: s, maint: m, embedder: embedder.NewCached(lex, s), keys: keys}
+		schema := sqlite.SchemaVersion()
+		if driver == "postgres" {
+			schema = postgres.SchemaVersion()
+		}
+		d, err := daemon.Open(ctx, daemon.Options{Store: s, Maintainer: m, Embedder: lex, Keys: keys,
+			Archive: daemon.ArchiveInfo{Ingestd: versionString(), Dims: *dims, Store: archive.StoreInfo{Driver: driver, SchemaVersion: schema}}})
+		if err != nil {
+			panic(err)
+		}
+		return &app{Daemon: d, cfg: cfg}
 	}
 	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
@@ -126,7 +136,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := exportTo(ctx, a, w, *comp); err != nil {
+		if _, err := a.Export(ctx, w, *comp); err != nil {
 			abort()
 			return err
 		}
@@ -177,7 +187,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	}
 	defer dst.Close()
 	if err := timed("import sqlite", func() error {
-		_, err := importArchive(ctx, benchApp("sqlite", dst, dst), open, false, func(int) {})
+		_, err := benchApp("sqlite", dst, dst).Import(ctx, open, false, func(int) {})
 		return err
 	}); err != nil {
 		return err
@@ -191,7 +201,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		a := benchApp("postgres", pg, nil)
 		a.pg = pg
 		if err := timed("import postgres", func() error {
-			_, err := importArchive(ctx, a, open, false, func(int) {})
+			_, err := a.Import(ctx, open, false, func(int) {})
 			return err
 		}); err != nil {
 			return err

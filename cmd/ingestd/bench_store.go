@@ -404,12 +404,12 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			defer a.Close()
-			svc, err := a.retrieval(nil)
+			svc, err := a.Retrieval(nil)
 			if err != nil {
 				return err
 			}
-			if a.maint != nil {
-				if err := a.maint.Warm(ctx); err != nil {
+			if m := a.Maintainer(); m != nil {
+				if err := m.Warm(ctx); err != nil {
 					return err
 				}
 			}

@@ -2,26 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"net/http"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/api"
-	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/jobs"
 )
 
 // erasureKeyFile is where the erasure key lives when erasure.key_env is
@@ -55,268 +44,128 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 	if err := private.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
-	key, err := readOrMakeKey(filepath.Join(dir, erasureKeyFile))
+	key, err := daemon.ReadOrMakeKey(filepath.Join(dir, erasureKeyFile))
 	if err != nil {
 		return nil, err
 	}
 	return erasure.NewKeyer(key)
 }
 
-// readOrMakeKey returns the key in the file, making the file when there
-// is none (two processes racing make it once: O_EXCL).
-func readOrMakeKey(path string) ([]byte, error) {
-	for range 3 {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			info, err := os.Stat(path)
-			if err != nil {
-				return nil, fmt.Errorf("erasure key: %w", err)
-			}
-			if info.Mode().Perm()&0o077 != 0 {
-				return nil, ingestd.Errorf(ingestd.EINVALID, "erasure key %s can be read by others (mode %v): run chmod 600 %s", path, info.Mode().Perm(), path)
-			}
-			key := []byte(strings.TrimSpace(string(b)))
-			if len(key) < erasure.MinKeyBytes {
-				return nil, ingestd.Errorf(ingestd.EINVALID, "erasure key %s holds %d bytes; want at least %d", path, len(key), erasure.MinKeyBytes)
-			}
-			return key, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		var raw [32]byte
-		if _, err := rand.Read(raw[:]); err != nil {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		f, err := private.Create(path)
-		if errors.Is(err, fs.ErrExist) {
-			continue // another process made it: read that one
-		}
-		if err != nil {
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-		_, werr := f.WriteString(hex.EncodeToString(raw[:]) + "\n")
-		if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-			os.Remove(path)
-			return nil, fmt.Errorf("erasure key: %w", err)
-		}
-	}
-	return nil, fmt.Errorf("erasure key %s: could not be read or made", path)
+// eraseFlags is the command line of `ingestd erase`.
+type eraseFlags struct {
+	cfgPath                         *string
+	docs, inst, author, extID, keys *string
+	dryRun, lift, list, asJSON      *bool
 }
 
-// eraser plans and runs erasures over the app's store and connectors.
-func (a *app) eraser() *erasure.Eraser {
-	return erasure.New(erasure.Options{Keys: a.keys, Store: a.store, Forget: a.forget})
-}
-
-// forget asks the installation's connector for the cursor edits that drop
-// the external ids from its own state; nil when it keeps none.
-func (a *app) forget(ctx context.Context, installation string, externalIDs []string) ([]ingestd.Cursor, error) {
-	c, ok := a.sources[installation]
-	if !ok || c.Forgetter == nil {
-		return nil, nil
-	}
-	return c.Forgetter.Forget(ctx, installationCursors{a.store, installation}, externalIDs)
-}
-
-// installationCursors lists one installation's cursors for a connector.
-type installationCursors struct {
-	store        ingestd.Eraser
-	installation string
-}
-
-var _ connectors.CursorLister = installationCursors{}
-
-func (c installationCursors) Cursors(ctx context.Context, prefix string) ([]ingestd.Cursor, error) {
-	return c.store.Cursors(ctx, c.installation, prefix)
-}
-
-// erase runs an erasure in this process: the plan, the store, then, when
-// q is set, the job streams (the installations of the erased documents
-// and every configured one: a job for an erased author may wait for any).
-// A dry run only plans.
-func (a *app) erase(ctx context.Context, req ingestd.ErasureRequest, q *jobs.Queue) (ingestd.ErasureReport, error) {
-	e := a.eraser()
-	plan, err := e.Plan(ctx, req)
+// parseErase parses and checks the command line of `ingestd erase`.
+func parseErase(e *env, args []string) (eraseFlags, error) {
+	fs := flag.NewFlagSet("erase", flag.ContinueOnError)
+	f := eraseFlags{cfgPath: configFlag(fs, e)}
+	f.docs = fs.String("document", "", "erase these documents (ids, comma-separated) and what derives from them")
+	f.inst = fs.String("installation", "", "erase every document of the installation; with --author, only the author's there")
+	f.author = fs.String("author", "", "erase what this author wrote: a mail address or a login")
+	f.dryRun = fs.Bool("dry-run", false, "list what would be erased and change nothing")
+	f.lift = fs.Bool("lift", false, "lift tombstones instead, so that what they kept out may be ingested again: by --key, --external-id with --installation, --author, or --installation")
+	f.extID = fs.String("external-id", "", "with --lift and --installation: the document's external id")
+	f.keys = fs.String("key", "", "with --lift: tombstone keys (comma-separated), as --list shows them")
+	f.list = fs.Bool("list", false, "list the tombstones")
+	f.asJSON = fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return ingestd.ErasureReport{}, err
+		return f, err
 	}
-	if req.DryRun {
-		return plan.Report(true), nil
+	if len(pos) > 0 {
+		return f, &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
 	}
-	counts, err := e.Erase(ctx, plan)
-	rep := plan.Report(false)
-	rep.Erased = &counts
-	if err != nil {
-		return rep, err
+	switch {
+	case *f.list && (*f.lift || *f.docs != "" || *f.inst != "" || *f.author != "" || *f.dryRun):
+		return f, &usageError{cmd: "erase", msg: "--list takes no selector"}
+	case *f.lift && (*f.docs != "" || *f.dryRun):
+		return f, &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
+	case !*f.lift && (*f.extID != "" || *f.keys != ""):
+		return f, &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
+	case !*f.lift && !*f.list && *f.docs == "" && *f.inst == "" && *f.author == "":
+		return f, &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
 	}
-	a.log.Info("erasure.done", "documents", counts.Documents, "chunks", counts.Chunks, "tombstones", counts.Tombstones)
-	if q == nil {
-		return rep, nil
-	}
-	insts := slices.Clone(a.order)
-	for _, d := range plan.Documents {
-		if !slices.Contains(insts, d.Installation) && jobs.CheckToken("installation id", d.Installation) == nil {
-			insts = append(insts, d.Installation)
-		}
-	}
-	sr, err := q.Scrub(ctx, insts, plan.Erasure.DocumentIDs, a.gate.ErasedJob)
-	n := sr.Jobs + sr.DeadLetters + sr.Events
-	rep.Messages, rep.QueueBusy = &n, sr.Busy
-	if err != nil {
-		return rep, fmt.Errorf("erased from the store; the job streams: %w", err)
-	}
-	return rep, nil
-}
-
-// followLoop brings the store's in-memory indexes up to date every period
-// (one PRAGMA when nothing changed), so that what another process erased
-// leaves this process's memory within a period even when no search comes
-// to catch it up.
-func (a *app) followLoop(ctx context.Context, period time.Duration) {
-	if a.maint == nil {
-		return
-	}
-	every(ctx, period, func() {
-		if err := a.maint.Warm(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("store.catch_up_failed", "error", err.Error())
-		}
-	})
-}
-
-// erasures serves the admin erasure routes from the job queue once serve
-// has opened it (the streams are scrubbed with the store); until then an
-// erasure answers "waiting for the job stream", and listing or lifting
-// tombstones, which touch the store alone, works.
-type erasures struct {
-	a *app
-	g *queueGate
-}
-
-var _ api.Erasures = erasures{}
-
-func (er erasures) Erase(ctx context.Context, req ingestd.ErasureRequest) (ingestd.ErasureReport, error) {
-	if req.DryRun {
-		return er.a.erase(ctx, req, nil)
-	}
-	jq, err := er.g.get()
-	if err != nil {
-		return ingestd.ErasureReport{}, err
-	}
-	return er.a.erase(ctx, req, jq.Queue)
-}
-
-func (er erasures) Tombstones(ctx context.Context) ([]ingestd.Tombstone, error) {
-	return er.a.store.Tombstones(ctx)
-}
-
-func (er erasures) Lift(ctx context.Context, req ingestd.LiftRequest) (int, error) {
-	return er.a.eraser().Lift(ctx, req)
-}
-
-// Erase is POST /v1/erasures.
-func (d *daemon) Erase(ctx context.Context, req ingestd.ErasureRequest) (ingestd.ErasureReport, error) {
-	var rep ingestd.ErasureReport
-	err := d.callJSON(ctx, http.MethodPost, "/v1/erasures", req, &rep)
-	return rep, err
+	return f, nil
 }
 
 // runErase is `ingestd erase`.
 func runErase(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("erase", flag.ContinueOnError)
-	cfgPath := configFlag(fs, e)
-	docs := fs.String("document", "", "erase these documents (ids, comma-separated) and what derives from them")
-	inst := fs.String("installation", "", "erase every document of the installation; with --author, only the author's there")
-	author := fs.String("author", "", "erase what this author wrote: a mail address or a login")
-	dryRun := fs.Bool("dry-run", false, "list what would be erased and change nothing")
-	lift := fs.Bool("lift", false, "lift tombstones instead, so that what they kept out may be ingested again: by --key, --external-id with --installation, --author, or --installation")
-	extID := fs.String("external-id", "", "with --lift and --installation: the document's external id")
-	keys := fs.String("key", "", "with --lift: tombstone keys (comma-separated), as --list shows them")
-	list := fs.Bool("list", false, "list the tombstones")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseFlags(fs, args)
+	f, err := parseErase(e, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
-	}
-	switch {
-	case *list && (*lift || *docs != "" || *inst != "" || *author != "" || *dryRun):
-		return &usageError{cmd: "erase", msg: "--list takes no selector"}
-	case *lift && (*docs != "" || *dryRun):
-		return &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
-	case !*lift && (*extID != "" || *keys != ""):
-		return &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
-	case !*lift && !*list && *docs == "" && *inst == "" && *author == "":
-		return &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
-	}
-	a, err := openApp(ctx, e, *cfgPath)
+	a, err := openApp(ctx, e, *f.cfgPath)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	out := func(v any) error {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-
 	switch {
-	case *list:
-		ts, err := a.store.Tombstones(ctx)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if ts == nil {
-				ts = []ingestd.Tombstone{}
-			}
-			return out(ts)
-		}
-		if len(ts) == 0 {
-			e.stdout.Println("no tombstones")
-			return nil
-		}
-		tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
-		for _, t := range ts {
-			in := t.Installation
-			if in == "" {
-				in = "(every installation)"
-			}
-			tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
-		}
-		return tb.flush()
-	case *lift:
-		n, err := a.eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*keys), Installation: *inst, ExternalID: *extID, Author: *author})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return out(map[string]int{"lifted": n})
-		}
-		e.stdout.Printf("%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
-		return nil
+	case *f.list:
+		return listTombstones(ctx, e, a, *f.asJSON)
+	case *f.lift:
+		return liftTombstones(ctx, e, a, f)
 	}
-
-	req := ingestd.ErasureRequest{DocumentIDs: splitList(*docs), Installation: *inst, Author: *author, DryRun: *dryRun}
+	req := ingestd.ErasureRequest{DocumentIDs: splitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
 	var rep ingestd.ErasureReport
 	if req.DryRun {
-		rep, err = a.erase(ctx, req, nil)
+		rep, err = a.Erase(ctx, req, nil)
 	} else {
 		rep, err = a.eraseReaching(ctx, e, req)
 	}
 	if err != nil && rep.Erased == nil {
 		return err
 	}
-	if *asJSON {
-		if oerr := out(rep); oerr != nil {
+	if *f.asJSON {
+		if oerr := writeIndented(e.stdout, rep); oerr != nil {
 			return oerr
 		}
 		return err
 	}
 	printErasure(e, rep)
 	return err
+}
+
+// listTombstones is `ingestd erase --list`.
+func listTombstones(ctx context.Context, e *env, a *app, asJSON bool) error {
+	ts, err := a.Store().Tombstones(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if ts == nil {
+			ts = []ingestd.Tombstone{}
+		}
+		return writeIndented(e.stdout, ts)
+	}
+	if len(ts) == 0 {
+		e.stdout.Println("no tombstones")
+		return nil
+	}
+	tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
+	for _, t := range ts {
+		in := t.Installation
+		if in == "" {
+			in = "(every installation)"
+		}
+		tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
+	}
+	return tb.flush()
+}
+
+// liftTombstones is `ingestd erase --lift`.
+func liftTombstones(ctx context.Context, e *env, a *app, f eraseFlags) error {
+	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
+	if err != nil {
+		return err
+	}
+	if *f.asJSON {
+		return writeIndented(e.stdout, map[string]int{"lifted": n})
+	}
+	e.stdout.Printf("%s lifted: what %s kept out is ingested again at the next sync\n", plural(n, "tombstone"), map[bool]string{true: "it", false: "they"}[n == 1])
+	return nil
 }
 
 // eraseReaching runs an erasure where the job streams are: in this
@@ -332,7 +181,7 @@ func (a *app) eraseReaching(ctx context.Context, e *env, req ingestd.ErasureRequ
 		return d.Erase(ctx, req)
 	}
 	defer jq.Close()
-	return a.erase(ctx, req, jq.Queue)
+	return a.Erase(ctx, req, jq.Queue)
 }
 
 // printErasure writes the report for a person.

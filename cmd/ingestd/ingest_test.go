@@ -71,23 +71,23 @@ func TestIngestURLStaysOnSite(t *testing.T) {
 	}
 	defer a.Close()
 	for _, path := range []string{"/to-other-port", "/to-other-name"} {
-		ids, err := a.addURL(context.Background(), "docs", site.URL+path)
+		ids, err := a.AddURL(context.Background(), "docs", site.URL+path)
 		if re, ok := web.IsRefused(err); !ok || re.Rule != "site" || len(ids) != 0 {
 			t.Errorf("POST /v1/installations/docs/urls %s: ids %v, error %v; want a refusal by rule site", path, ids, err)
 		}
 	}
-	if counts, err := a.store.CountDocuments(context.Background(), nil); err != nil || len(counts) != 0 {
+	if counts, err := a.Store().CountDocuments(context.Background(), nil); err != nil || len(counts) != 0 {
 		t.Errorf("documents stored after refusals: %v (%v), want none", counts, err)
 	}
 	if got := offSite.Load(); got != 0 {
 		t.Errorf("the other site was asked %d times", got)
 	}
 
-	ids, err := a.addURL(context.Background(), "docs", site.URL+"/on-site")
+	ids, err := a.AddURL(context.Background(), "docs", site.URL+"/on-site")
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("on-site redirect: ids %v, error %v", ids, err)
 	}
-	doc, err := a.store.Document(context.Background(), ids[0])
+	doc, err := a.Store().Document(context.Background(), ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,28 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/jobs"
 )
-
-// jobQueue is the JetStream job transport of one process: its connection,
-// the queue on it and, without nats.url, the embedded server.
-type jobQueue struct {
-	*jobs.Queue
-	nc  *nats.Conn
-	emb *jobs.Embedded
-}
 
 // openQueue connects to the NATS that nats.url names, or (embedded true and
 // no url) starts the in-process server under data_dir/nats and connects to
@@ -40,9 +30,9 @@ type jobQueue struct {
 // names (natsSecrets); every job the queue publishes is signed with the
 // job key and every job its workers run must verify. reg, when not nil,
 // receives the queue's metrics.
-func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg prometheus.Registerer) (*jobQueue, error) {
+func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg prometheus.Registerer) (*daemon.Queue, error) {
 	c := a.cfg.NATS
-	for _, id := range a.order {
+	for _, id := range a.IDs() {
 		if err := jobs.CheckToken("installation id", id); err != nil {
 			return nil, &configError{path: a.cfg.path, msg: err.Error()}
 		}
@@ -52,11 +42,25 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 		return nil, err
 	}
 	co.Name = "ingestd"
-	jq := &jobQueue{}
-	var dial jobs.Dialer
+	qo := daemon.QueueOptions{
+		Jobs: jobs.Options{
+			Replicas:      c.Replicas,
+			MaxDeliver:    c.MaxDeliver,
+			AckWait:       time.Duration(c.AckWait),
+			MaxMsgSize:    c.MaxMsgSize,
+			MaxBytes:      c.MaxBytes,
+			LeaseTTL:      time.Duration(c.LeaseTTL),
+			ReplayAge:     a.ReplayAge(),
+			JobKey:        key,
+			AcceptJobKeys: accept,
+			Registerer:    reg,
+			Logger:        a.log,
+		},
+		Wait: jobs.WaitOptions{Timeout: time.Duration(c.StartupTimeout)},
+	}
 	switch {
 	case c.URL == "" && embedded:
-		jq.emb, err = jobs.StartEmbedded(jobs.EmbeddedOptions{
+		qo.Embedded = &jobs.EmbeddedOptions{
 			StoreDir:   filepath.Join(a.cfg.Path(a.cfg.DataDir), "nats"),
 			Listen:     c.Listen,
 			Token:      co.Token,
@@ -65,114 +69,35 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 			NKeySeed:   co.NKeySeed,
 			MaxPayload: max(c.MaxMsgSize+64<<10, 8<<20),
 			Logger:     a.log,
-		})
-		if err != nil {
-			return nil, err
 		}
-		dial = func() (*nats.Conn, error) { return jq.emb.Connect("ingestd") }
 	case c.URL == "" && c.Listen == "":
 		return nil, &usageError{msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
 			"set nats.listen (then this command reaches serve's server) or nats.url, or use POST /v1/installations/{id}/sync"}
 	default:
-		url := c.URL
-		if url == "" {
-			url = "nats://" + dialListen(c.Listen)
-		}
-		if co.Creds == "" && co.NKeySeed == "" && co.Token == "" && co.User == "" && c.TLSCert == "" && !strings.Contains(url, "@") {
-			a.log.Warn("nats.no_credentials", "url", url,
-				"hint", "anyone who can reach this NATS can read and delete jobs; the job key still keeps them from queueing one a worker believes")
-		}
-		if c.TLSCA != "" {
-			co.TLSCA = a.cfg.Path(c.TLSCA)
-		}
-		if c.TLSCert != "" {
-			co.TLSCert, co.TLSKey = a.cfg.Path(c.TLSCert), a.cfg.Path(c.TLSKey)
-		}
-		dial = func() (*nats.Conn, error) { return jobs.Connect(url, co) }
+		qo.URL, qo.Connect = a.natsURL(co)
 	}
-	jq.Queue, jq.nc, err = jobs.OpenWait(ctx, dial, &jobs.Options{
-		Replicas:      c.Replicas,
-		MaxDeliver:    c.MaxDeliver,
-		AckWait:       time.Duration(c.AckWait),
-		MaxMsgSize:    c.MaxMsgSize,
-		MaxBytes:      c.MaxBytes,
-		LeaseTTL:      time.Duration(c.LeaseTTL),
-		ReplayAge:     a.replayAge(),
-		JobKey:        key,
-		AcceptJobKeys: accept,
-		Registerer:    reg,
-		Logger:        a.log,
-	}, jobs.WaitOptions{Timeout: time.Duration(c.StartupTimeout)})
-	if err != nil {
-		jq.Close()
-		return nil, err
-	}
-	return jq, nil
+	return daemon.OpenQueue(ctx, qo)
 }
 
-// Close flushes pending events, closes the connection and stops the
-// embedded server.
-func (jq *jobQueue) Close() {
-	if jq.Queue != nil {
-		// Events in flight get 5 s: they are best effort, the documents
-		// are stored.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = jq.Queue.Close(ctx)
-		cancel()
+// natsURL is the NATS a process dials without the embedded server, and
+// co with the TLS files the nats block names.
+func (a *app) natsURL(co jobs.ConnectOptions) (string, jobs.ConnectOptions) {
+	c := a.cfg.NATS
+	url := c.URL
+	if url == "" {
+		url = "nats://" + dialListen(c.Listen)
 	}
-	if jq.nc != nil {
-		jq.nc.Close()
+	if co.Creds == "" && co.NKeySeed == "" && co.Token == "" && co.User == "" && c.TLSCert == "" && !strings.Contains(url, "@") {
+		a.log.Warn("nats.no_credentials", "url", url,
+			"hint", "anyone who can reach this NATS can read and delete jobs; the job key still keeps them from queueing one a worker believes")
 	}
-	if jq.emb != nil {
-		jq.emb.Shutdown()
+	if c.TLSCA != "" {
+		co.TLSCA = a.cfg.Path(c.TLSCA)
 	}
-}
-
-// ready reports whether the NATS connection is up (readiness).
-func (jq *jobQueue) ready() error {
-	if !jq.nc.IsConnected() {
-		return ingestd.Errorf(ingestd.EUNAVAILABLE, "the job stream's connection is %s", strings.ToLower(jq.nc.Status().String()))
+	if c.TLSCert != "" {
+		co.TLSCert, co.TLSKey = a.cfg.Path(c.TLSCert), a.cfg.Path(c.TLSKey)
 	}
-	return nil
-}
-
-// queueSync publishes a sync pass of the installation now, started by
-// trigger (one of ingestd.Triggers). Requests within the same second are
-// one job.
-func (a *app) queueSync(ctx context.Context, q *jobs.Queue, id, trigger string) error {
-	if _, _, err := a.Installation(id); err != nil {
-		return err
-	}
-	msgID := "sync:" + id + ":manual:" + strconv.FormatInt(time.Now().Unix(), 10)
-	return q.Publish(ctx, ingestd.Job{Kind: ingestd.JobSync, Installation: id, Trigger: trigger}, msgID)
-}
-
-// jobHandler runs one job in a worker. A sync job fans out: it publishes
-// one item job per new or changed document, so every worker shares the
-// pass; item and delete jobs go to the pipeline. Every sync pass is
-// recorded in the history, a failed one with its error: one that fails
-// for good (EINVALID, a refused login) is then dead-lettered, and the
-// history is where its failure shows.
-func (a *app) jobHandler(q *jobs.Queue) jobs.Handler {
-	return func(ctx context.Context, job ingestd.Job) error {
-		if job.Kind != ingestd.JobSync {
-			return a.pipe.Handle(ctx, job, a)
-		}
-		inst, src, err := a.Installation(job.Installation)
-		if err != nil {
-			return err
-		}
-		sum, err := a.pipe.SyncDispatch(ctx, inst, src, nil, q.Publish)
-		a.recordPass(ctx, sum, job.Trigger, err)
-		return err
-	}
-}
-
-// configured reports whether the installation is in this process's
-// configuration: a worker refuses a job for any other, signed or not.
-func (a *app) configured(id string) bool {
-	_, ok := a.insts[id]
-	return ok
+	return url, co
 }
 
 // reachQueue is how a one-shot command reaches the job queue:
@@ -185,7 +110,7 @@ func (a *app) configured(id string) bool {
 //     command's length (jq): what it queues waits for serve.
 //
 // The caller closes jq.
-func (a *app) reachQueue(ctx context.Context, e *env) (jq *jobQueue, d *daemon, err error) {
+func (a *app) reachQueue(ctx context.Context, e *env) (jq *daemon.Queue, d *daemon.Remote, err error) {
 	if a.cfg.NATS.URL != "" || a.cfg.NATS.Listen != "" {
 		jq, err = a.openQueue(ctx, e, false, nil)
 		return jq, nil, err
@@ -196,43 +121,13 @@ func (a *app) reachQueue(ctx context.Context, e *env) (jq *jobQueue, d *daemon, 
 	if err := a.lockDataDir(); err != nil {
 		if ingestd.ErrorCode(err) == ingestd.ECONFLICT {
 			// Another process took data_dir since findDaemon looked.
-			h, _, _ := lockedBy(a.cfg.Path(a.cfg.DataDir))
-			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", describe(h))
+			h, _, _ := daemon.LockedBy(a.cfg.Path(a.cfg.DataDir))
+			return nil, nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "data_dir was taken meanwhile by %s: run this command again", daemon.Describe(h))
 		}
 		return nil, nil, err
 	}
 	jq, err = a.openQueue(ctx, e, true, nil)
 	return jq, nil, err
-}
-
-// gatedDeadLetters serves the dead-letter routes from the job queue once
-// serve has opened it; until then they answer "waiting for the job stream".
-type gatedDeadLetters struct{ g *queueGate }
-
-var _ deadLetters = gatedDeadLetters{}
-
-func (d gatedDeadLetters) ListDLQ(ctx context.Context) ([]ingestd.DeadLetter, error) {
-	jq, err := d.g.get()
-	if err != nil {
-		return nil, err
-	}
-	return jq.ListDLQ(ctx)
-}
-
-func (d gatedDeadLetters) Replay(ctx context.Context, id string) error {
-	jq, err := d.g.get()
-	if err != nil {
-		return err
-	}
-	return jq.Replay(ctx, id)
-}
-
-func (d gatedDeadLetters) ReplayAll(ctx context.Context) (int, error) {
-	jq, err := d.g.get()
-	if err != nil {
-		return 0, err
-	}
-	return jq.ReplayAll(ctx)
 }
 
 // runDLQ is `ingestd dlq list|replay`.
@@ -272,7 +167,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var dl deadLetters = d
+	var dl ingestd.DeadLetters = d
 	if jq != nil {
 		defer jq.Close()
 		dl = jq.Queue
@@ -280,31 +175,7 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 
 	switch {
 	case list:
-		dead, err := dl.ListDLQ(ctx)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if dead == nil {
-				dead = []ingestd.DeadLetter{}
-			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(dead)
-		}
-		if len(dead) == 0 {
-			e.stdout.Println("no dead letters")
-			return nil
-		}
-		tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
-		for _, d := range dead {
-			item := d.Job.ExternalID
-			if d.Job.Item != nil {
-				item = d.Job.Item.ExternalID
-			}
-			tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
-		}
-		return tb.flush()
+		return listDLQ(ctx, e, dl, *asJSON)
 	case *all:
 		n, err := dl.ReplayAll(ctx)
 		if n > 0 || err == nil {
@@ -318,4 +189,31 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 		e.stdout.Printf("dead letter %s queued again\n", pos[0])
 		return nil
 	}
+}
+
+// listDLQ is `ingestd dlq list`.
+func listDLQ(ctx context.Context, e *env, dl ingestd.DeadLetters, asJSON bool) error {
+	dead, err := dl.ListDLQ(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if dead == nil {
+			dead = []ingestd.DeadLetter{}
+		}
+		return writeIndented(e.stdout, dead)
+	}
+	if len(dead) == 0 {
+		e.stdout.Println("no dead letters")
+		return nil
+	}
+	tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
+	for _, d := range dead {
+		item := d.Job.ExternalID
+		if d.Job.Item != nil {
+			item = d.Job.Item.ExternalID
+		}
+		tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+	}
+	return tb.flush()
 }

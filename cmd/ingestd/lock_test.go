@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,65 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/daemon"
 )
-
-func TestDataDirLock(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	me := lockHolder{PID: os.Getpid(), Command: "ingestd serve --config a.yaml", Since: time.Now().UTC()}
-	l, err := lockDataDir(dir, me)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// flock is per open file: a second open in this process is refused
-	// as another process would be.
-	_, err = lockDataDir(dir, lockHolder{PID: 1, Command: "other"})
-	if got, want := ingestd.ErrorCode(err), ingestd.ECONFLICT; got != want {
-		t.Fatalf("second lock: %v, want %s", err, want)
-	}
-	for _, want := range []string{fmt.Sprintf("process %d", me.PID), me.Command, "own data_dir"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("refusal %q does not say %q", err, want)
-		}
-	}
-	if err := l.setListen("127.0.0.1:4321"); err != nil {
-		t.Fatal(err)
-	}
-	h, held, err := lockedBy(dir)
-	if err != nil || !held || h.PID != me.PID || h.Listen != "127.0.0.1:4321" {
-		t.Fatalf("lockedBy = %+v, %v, %v", h, held, err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, held, err := lockedBy(dir); held || err != nil {
-		t.Fatalf("after Close: held %v, %v", held, err)
-	}
-
-	// A file left by a process that is gone is taken over.
-	if err := os.WriteFile(filepath.Join(dir, lockFile), []byte(`{"pid":999999,"command":"ingestd serve (killed)"}`), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	l, err = lockDataDir(dir, me)
-	if err != nil {
-		t.Fatalf("stale lock file not taken over: %v", err)
-	}
-	defer l.Close()
-	if h, _, _ := readLockFile(t, dir); h.PID != me.PID || strings.Contains(h.Command, "killed") {
-		t.Errorf("lock file after take-over: %+v", h)
-	}
-}
-
-func readLockFile(t *testing.T, dir string) (lockHolder, bool, error) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, lockFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, err := readHolder(f)
-	return h, err == nil, err
-}
 
 // TestSecondServeRefuses runs two real serve processes on one data_dir:
 // the second refuses to start naming the first; one-shot commands run
@@ -148,4 +92,20 @@ func mustListenAnywhereLocal(t *testing.T, cfg string) {
 	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// readLockFile reads the holder written in dir's lock file; ok is false
+// when the file holds none.
+func readLockFile(t *testing.T, dir string) (daemon.Holder, bool, error) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, daemon.LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h daemon.Holder
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return h, false, nil
+	}
+	err = json.Unmarshal(b, &h)
+	return h, err == nil, err
 }

@@ -218,39 +218,45 @@ func (e *env) run(ctx context.Context, args []string) int {
 		{"version", runVersion},
 	}
 	for _, c := range cmds {
-		if c.name != args[0] {
-			continue
+		if c.name == args[0] {
+			return e.exitCode(c.name, c.run(ctx, e, args[1:]))
 		}
-		err := c.run(ctx, e, args[1:])
-		if err == nil {
-			return 0
-		}
-		var hr *helpRequest
-		var ue *usageError
-		var ce *configError
-		switch {
-		case errors.As(err, &hr):
-			fmt.Fprint(stdout, hr.text())
-			return 0
-		case errors.As(err, &ue) && ue.cmd == "":
-			stderr.Printf("ingestd %s: %s\n", c.name, ue.msg)
-			return 2
-		case errors.As(err, &ue):
-			// A mistake in the command line's shape: show the shape.
-			stderr.Printf("ingestd %s: %s\nUsage:\n", ue.cmd, ue.msg)
-			fmt.Fprint(stderr, groupUsage(ue.cmd))
-			stderr.Printf("Run `ingestd %s --help` for every flag.\n", ue.cmd)
-			return 2
-		case errors.As(err, &ce):
-			stderr.Printf("ingestd %s: %v\n", c.name, err)
-			return 2
-		}
-		stderr.Printf("ingestd %s: %s\n", c.name, humanError(err))
-		return 1
 	}
 	stderr.Printf("ingestd: unknown command %q\n\n", args[0])
 	fmt.Fprint(stderr, usage())
 	return 2
+}
+
+// exitCode reports a command's error and returns its exit status: 0
+// (help asked for), 2 for a command line or a configuration that is
+// wrong, 1 for anything else.
+func (e *env) exitCode(name string, err error) int {
+	stdout, stderr := e.stdout, e.stderr
+	if err == nil {
+		return 0
+	}
+	var hr *helpRequest
+	var ue *usageError
+	var ce *configError
+	switch {
+	case errors.As(err, &hr):
+		fmt.Fprint(stdout, hr.text())
+		return 0
+	case errors.As(err, &ue) && ue.cmd == "":
+		stderr.Printf("ingestd %s: %s\n", name, ue.msg)
+		return 2
+	case errors.As(err, &ue):
+		// A mistake in the command line's shape: show the shape.
+		stderr.Printf("ingestd %s: %s\nUsage:\n", ue.cmd, ue.msg)
+		fmt.Fprint(stderr, groupUsage(ue.cmd))
+		stderr.Printf("Run `ingestd %s --help` for every flag.\n", ue.cmd)
+		return 2
+	case errors.As(err, &ce):
+		stderr.Printf("ingestd %s: %v\n", name, err)
+		return 2
+	}
+	stderr.Printf("ingestd %s: %s\n", name, humanError(err))
+	return 1
 }
 
 // parseFlags parses flags that may stand before or after positional

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -87,11 +88,11 @@ func runReindex(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	total, err := reembed(ctx, a, *batch, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	total, err := a.Reembed(ctx, *batch, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), a.embedder.ID())
+	fmt.Fprintf(e.stdout, "%s re-embedded with %s\n", plural(total, "chunk"), a.Embedder().ID())
 	return nil
 }
 
@@ -119,22 +120,12 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
-	r := a.sources[inst.ID].Reader
-	if r == nil {
+	if a.Connector(inst.ID).Reader == nil {
 		return &usageError{msg: fmt.Sprintf("want an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
 	}
-	items, err := r.ReadOne(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	for _, it := range items {
-		o, err := a.pipe.Ingest(ctx, inst, it)
-		if err != nil {
-			return fmt.Errorf("%s: %w", it.ExternalID, err)
-		}
+	return a.Ingest(ctx, inst.ID, pos[0], func(it ingestd.Item, o pipeline.Outcome) {
 		e.stdout.Printf("%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))
-	}
-	return nil
+	})
 }
 
 // readerKinds lists the kinds of the configured installations that read
@@ -142,8 +133,8 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 func (a *app) readerKinds() string {
 	seen := map[string]bool{}
 	var out []string
-	for _, id := range a.order {
-		if k := a.insts[id].Kind; a.sources[id].Reader != nil && !seen[k] {
+	for _, inst := range a.Installations() {
+		if k := inst.Kind; a.Connector(inst.ID).Reader != nil && !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}

@@ -14,21 +14,7 @@ import (
 	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/client"
 	"github.com/ingestd/ingestd/mcpserver"
-	"github.com/ingestd/ingestd/retrieval"
 )
-
-// service is the retrieval service over the app's store, able to read a
-// document whole (MCP's document resources).
-func (a *app) service() (*retrieval.Service, error) {
-	return retrieval.New(retrieval.Options{
-		Store:         a.store,
-		Embedder:      a.embedder,
-		FirewallMode:  a.cfg.Firewall.Mode,
-		Installations: a.installations(),
-		Documents:     a.store,
-		Logger:        a.log,
-	})
-}
 
 // runMCP serves MCP on stdin and stdout, for hosts that launch a server
 // as a subprocess. By default it reads the store of the configuration
@@ -77,7 +63,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		t := a.cfg.Auth.Tokens[i]
 		p = &access.Principal{Name: t.Name, Scopes: t.Scopes, Installations: t.Installations}
 	}
-	svc, err := a.service()
+	svc, err := a.Service()
 	if err != nil {
 		return err
 	}
@@ -87,7 +73,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		Version:   versionString(),
 		Logger:    a.log,
 	})
-	a.log.Info("mcp.stdio", "installations", len(a.order), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
+	a.log.Info("mcp.stdio", "installations", len(a.IDs()), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
 	err = srv.Run(access.NewContext(ctx, p), transport)
 	if ctx.Err() != nil {
 		return nil

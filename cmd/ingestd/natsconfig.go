@@ -80,6 +80,13 @@ func (c *Config) validateNATS(doc *yaml.Node) error {
 			}
 		}
 	}
+	return c.validateNATSListen(fail, len(creds) > 0)
+}
+
+// validateNATSListen checks listen and the job keys: an open port needs
+// credentials, and any NATS but the portless embedded one a job key.
+func (c *Config) validateNATSListen(fail func(key, format string, args ...any) error, hasCreds bool) error {
+	n := &c.NATS
 	if n.Listen != "" {
 		addr, loopback, err := jobs.ListenAddr(n.Listen)
 		if err != nil {
@@ -87,10 +94,10 @@ func (c *Config) validateNATS(doc *yaml.Node) error {
 		}
 		n.Listen = addr
 		switch {
-		case len(creds) == 0 && !loopback:
+		case !hasCreds && !loopback:
 			return fail("listen", "listen %s is reachable from other hosts and has no credentials: set token_env, nkey_env, or user with password_env "+
 				"(anyone who can publish a job could queue text under a trusted installation)", addr)
-		case len(creds) == 0:
+		case !hasCreds:
 			return fail("listen", "listen %s has no credentials: set token_env, nkey_env, or user with password_env "+
 				"(any process on this host could queue text under a trusted installation)", addr)
 		}

@@ -24,7 +24,7 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	// The report serve answers on GET /v1/provenance, by the same
 	// declaration in force: the installations of this configuration.
-	svc, err := a.retrieval(nil)
+	svc, err := a.Retrieval(nil)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	svc, err := a.retrieval(nil)
+	svc, err := a.Retrieval(nil)
 	if err != nil {
 		return err
 	}
@@ -101,42 +101,55 @@ func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) 
 		paint(ansiBold, b.name)
 		w.Printf(" (%d)\n", len(b.chunks))
 		for i, c := range b.chunks {
-			title := c.Title
-			if title == "" {
-				title = "(no title)"
-			}
-			tierColour := ansiGreen
-			switch {
-			case c.Tier == provenance.Undeclared:
-				tierColour = ansiYellow
-			case provenance.Untrusted(ingestd.Tier(c.Tier)):
-				tierColour = ansiRed
-			}
-			if c.Locator != "" {
-				title += " · " + c.Locator
-			}
-			w.Printf("  %2d. %s  [", i+1, title)
-			paint(tierColour, c.Tier)
-			w.Printf("]  %.4f  %s", c.Score, c.DocumentID)
-			if c.Via != "" {
-				w.Printf("  via %s", c.Via)
-			}
-			w.Println()
-			if c.URI != "" {
-				w.Printf("      ")
-				paint(ansiDim, c.URI)
-				w.Println()
-			}
-			if sn := snippet(c.Text, snippetRunes); sn != "" {
-				w.Printf("      %s\n", sn)
-			}
-			if o.fenced {
-				for _, line := range strings.Split(strings.TrimRight(c.Fenced, "\n"), "\n") {
-					w.Printf("      %s\n", line)
-				}
-			}
+			renderChunk(w, i, c, o)
 		}
 	}
+	renderVerdict(w, resp, o)
+}
+
+// renderChunk prints one served chunk: its row, URI, snippet and, with
+// o.fenced, its fenced text.
+func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
+	paint := func(code, s string) { w.paint(o.color, code, s) }
+	title := c.Title
+	if title == "" {
+		title = "(no title)"
+	}
+	tierColour := ansiGreen
+	switch {
+	case c.Tier == provenance.Undeclared:
+		tierColour = ansiYellow
+	case provenance.Untrusted(ingestd.Tier(c.Tier)):
+		tierColour = ansiRed
+	}
+	if c.Locator != "" {
+		title += " · " + c.Locator
+	}
+	w.Printf("  %2d. %s  [", i+1, title)
+	paint(tierColour, c.Tier)
+	w.Printf("]  %.4f  %s", c.Score, c.DocumentID)
+	if c.Via != "" {
+		w.Printf("  via %s", c.Via)
+	}
+	w.Println()
+	if c.URI != "" {
+		w.Printf("      ")
+		paint(ansiDim, c.URI)
+		w.Println()
+	}
+	if sn := snippet(c.Text, snippetRunes); sn != "" {
+		w.Printf("      %s\n", sn)
+	}
+	if o.fenced {
+		for _, line := range strings.Split(strings.TrimRight(c.Fenced, "\n"), "\n") {
+			w.Printf("      %s\n", line)
+		}
+	}
+}
+
+// renderVerdict prints the verdict; an answer without one allows no tool.
+func renderVerdict(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.paint(o.color, code, s) }
 	v := resp.Verdict
 	if v == nil { // an answer whose verdict could not be read allows nothing
 		paint(ansiBold, "verdict")

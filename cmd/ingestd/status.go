@@ -10,30 +10,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/pipeline"
 )
-
-// triggerUnknown records a pass whose job names no trigger this build
-// knows (queued by an older version).
-const triggerUnknown = "unknown"
-
-// recordPass adds a finished pass to the sync history. A pass stopped
-// because its context ended (serve draining, a lost lease, Ctrl-C) is not
-// recorded: it did not fail, and its job runs again. Failing to record is
-// logged; the pass's own result stands.
-func (a *app) recordPass(ctx context.Context, sum pipeline.Summary, trigger string, err error) {
-	if ctx.Err() != nil {
-		return
-	}
-	if !slices.Contains(ingestd.Triggers, trigger) {
-		trigger = triggerUnknown
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if rerr := a.health.Record(ctx, sum.Run(trigger, err)); rerr != nil {
-		a.log.Warn("sync.record_failed", "installation", sum.Installation, "error", rerr.Error())
-	}
-}
 
 // installationsBody is the body of GET /v1/installations and of
 // `ingestd status --json`.
@@ -72,7 +49,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	sts, err := a.health.Installations(ctx)
+	sts, err := a.Health().Installations(ctx)
 	if err != nil {
 		return err
 	}
@@ -92,7 +69,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		_, _, err := a.Installation(id)
 		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
-	passes, err := a.health.Runs(ctx, id, min(*runs, 1000))
+	passes, err := a.Health().Runs(ctx, id, min(*runs, 1000))
 	if err != nil {
 		return err
 	}

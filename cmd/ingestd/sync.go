@@ -30,7 +30,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	inst, src, err := a.Installation(pos[0])
+	inst, _, err := a.Installation(pos[0])
 	if err != nil {
 		return &usageError{msg: ingestd.ErrorMessage(err)}
 	}
@@ -38,20 +38,12 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return a.queueSyncNow(ctx, e, inst.ID)
 	}
 	prog := newProgress(e.stderr, inst.ID, e.stderr.isTTY())
-	_, before := a.embedder.Stats()
-	sum, err := a.pipe.Sync(ctx, inst, src, prog)
+	_, before := a.Embedder().Stats()
+	sum, err := a.Sync(ctx, inst.ID, ingestd.TriggerManual, prog)
 	prog.done()
-	a.recordPass(ctx, sum, ingestd.TriggerManual, err)
 	// The pipeline says which pass failed; the command line said it already.
 	err = trimContext(err, "sync "+inst.ID+": ")
-	if a.maint != nil && err == nil && sum.Added+sum.Changed+sum.Deleted > 0 {
-		// A foreground pass is a bulk write: let the store ready itself
-		// for the searches that follow.
-		if oerr := a.maint.Optimize(ctx); oerr != nil {
-			a.log.Warn("store.optimize_failed", "error", oerr.Error())
-		}
-	}
-	_, after := a.embedder.Stats()
+	_, after := a.Embedder().Stats()
 	embedded := after - before
 	if *asJSON {
 		out := struct {
@@ -176,14 +168,14 @@ func (a *app) queueSyncNow(ctx context.Context, e *env, id string) error {
 		if err := d.QueueSync(ctx, id); err != nil {
 			return err
 		}
-		e.stdout.Printf("%s: sync pass queued by serve, %s\n", id, d.holder)
+		e.stdout.Printf("%s: sync pass queued by serve, %s\n", id, d.Holder)
 		return nil
 	}
 	defer jq.Close()
-	if err := a.queueSync(ctx, jq.Queue, id, ingestd.TriggerQueue); err != nil {
+	if err := a.QueueSync(ctx, jq.Queue, id, ingestd.TriggerQueue); err != nil {
 		return err
 	}
-	if jq.emb != nil {
+	if jq.Embedded() {
 		e.stdout.Printf("%s: sync pass queued; no serve runs on this data_dir, so it runs when one starts\n", id)
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	"github.com/ingestd/ingestd/internal/private"
 )
 
-// lockFile is the name of the lock under data_dir. The process that holds
+// LockFile is the name of the lock under data_dir. The process that holds
 // it owns what in data_dir only one process may open: the embedded NATS
 // server's JetStream files. `ingestd serve` holds it while it runs the
 // embedded NATS (no nats.url); a one-shot command holds it only while it
@@ -23,11 +23,11 @@ import (
 // ...) do not take it: SQLite takes writers from several processes in
 // turn, and serve's in-memory indexes catch up with what another process
 // wrote.
-const lockFile = "ingestd.lock"
+const LockFile = "ingestd.lock"
 
-// lockHolder is what the holder writes inside the lock file, so that a
+// Holder is what the holder writes inside the lock file, so that a
 // second process can name it and a one-shot command can reach it.
-type lockHolder struct {
+type Holder struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Since   time.Time `json:"since"`
@@ -36,7 +36,7 @@ type lockHolder struct {
 	Listen string `json:"listen,omitempty"`
 }
 
-func (h lockHolder) String() string {
+func (h Holder) String() string {
 	s := fmt.Sprintf("process %d", h.PID)
 	if h.Command != "" {
 		s += fmt.Sprintf(" (%s)", h.Command)
@@ -47,21 +47,21 @@ func (h lockHolder) String() string {
 	return s
 }
 
-// dirLock is a held lock on data_dir/ingestd.lock: an exclusive flock on
+// DirLock is a held lock on data_dir/ingestd.lock: an exclusive flock on
 // the file, released when the process exits however it exits. A file
 // left behind by a process that is gone holds no lock and is taken over.
-type dirLock struct {
+type DirLock struct {
 	f      *os.File
-	holder lockHolder
+	holder Holder
 }
 
-// lockDataDir takes the lock on dir (creating dir). When another process
+// LockDataDir takes the lock on dir (creating dir). When another process
 // holds it, it returns ECONFLICT naming that process.
-func lockDataDir(dir string, holder lockHolder) (*dirLock, error) {
+func LockDataDir(dir string, holder Holder) (*DirLock, error) {
 	if err := private.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("data_dir: %w", err)
 	}
-	path := filepath.Join(dir, lockFile)
+	path := filepath.Join(dir, LockFile)
 	f, err := private.OpenFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("data_dir lock: %w", err)
@@ -78,9 +78,9 @@ func lockDataDir(dir string, holder lockHolder) (*dirLock, error) {
 			dir = abs
 		}
 		return nil, ingestd.Errorf(ingestd.ECONFLICT, "data_dir %s is in use by %s; "+
-			"one serve owns a data_dir: stop that one first, or give this configuration its own data_dir", dir, describe(other))
+			"one serve owns a data_dir: stop that one first, or give this configuration its own data_dir", dir, Describe(other))
 	}
-	l := &dirLock{f: f, holder: holder}
+	l := &DirLock{f: f, holder: holder}
 	if err := l.write(); err != nil {
 		l.Close()
 		return nil, err
@@ -88,13 +88,13 @@ func lockDataDir(dir string, holder lockHolder) (*dirLock, error) {
 	return l, nil
 }
 
-// setListen records the address serve's API listens on.
-func (l *dirLock) setListen(addr string) error {
+// SetListen records the address serve's API listens on.
+func (l *DirLock) SetListen(addr string) error {
 	l.holder.Listen = addr
 	return l.write()
 }
 
-func (l *dirLock) write() error {
+func (l *DirLock) write() error {
 	b, err := json.Marshal(l.holder)
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func (l *dirLock) write() error {
 // Close empties the file and releases the lock. The file stays: removing
 // it would let a process that opened it just before take a lock on a file
 // no longer in the directory while a third creates a new one.
-func (l *dirLock) Close() error {
+func (l *DirLock) Close() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
@@ -121,28 +121,28 @@ func (l *dirLock) Close() error {
 	return err
 }
 
-// lockedBy reports the process holding the lock on dir, if any. It takes
+// LockedBy reports the process holding the lock on dir, if any. It takes
 // the lock for an instant to find out, so it must not be called by a
 // process that holds it.
-func lockedBy(dir string) (lockHolder, bool, error) {
-	f, err := private.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR)
+func LockedBy(dir string) (Holder, bool, error) {
+	f, err := private.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR)
 	if errors.Is(err, os.ErrNotExist) {
-		return lockHolder{}, false, nil
+		return Holder{}, false, nil
 	}
 	if err != nil {
-		return lockHolder{}, false, fmt.Errorf("data_dir lock: %w", err)
+		return Holder{}, false, fmt.Errorf("data_dir lock: %w", err)
 	}
 	defer f.Close()
 	free, err := tryLock(f)
 	if err != nil || free {
-		return lockHolder{}, false, err
+		return Holder{}, false, err
 	}
 	h, err := readHolder(f)
 	return h, true, err
 }
 
-func readHolder(f *os.File) (lockHolder, error) {
-	var h lockHolder
+func readHolder(f *os.File) (Holder, error) {
+	var h Holder
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
 	if err != nil {
 		return h, err
@@ -153,21 +153,11 @@ func readHolder(f *os.File) (lockHolder, error) {
 	return h, json.Unmarshal(b, &h)
 }
 
-// describe names the holder, or says it could not be read (a holder that
+// Describe names the holder, or says it could not be read (a holder that
 // is starting has not written itself yet).
-func describe(h lockHolder) string {
+func Describe(h Holder) string {
 	if h.PID == 0 {
-		return "another process (which has not written its pid into " + lockFile + " yet)"
+		return "another process (which has not written its pid into " + LockFile + " yet)"
 	}
 	return h.String()
-}
-
-// commandLine is this process's command line, for the lock file.
-func commandLine() string {
-	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
-	s := strings.Join(args, " ")
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
-	return s
 }
