@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/benchmarks/storebench"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/internal/storebench"
 )
 
 // runBenchStore is `ingestd bench store SUBCOMMAND`, the embedded store's
