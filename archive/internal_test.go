@@ -16,7 +16,7 @@ import (
 	"github.com/ingestd/ingestd"
 )
 
-// benchArchive is an archive like `ingestd bench archive` writes: 2000
+// benchArchive is an archive like `ingestd-bench archive` writes: 2000
 // documents of four chunks of 200 words, their fenced text and
 // 384-dimension vectors.
 func benchArchive(b *testing.B, compression string) []byte {

@@ -30,7 +30,7 @@ import (
 //
 // A bigger batch rewrites the pages every transaction touches (the
 // indexes' leaves) fewer times: 256 documents of four chunks wrote 22 %
-// fewer bytes than 64 in `ingestd bench store ingest`. batchChunks keeps
+// fewer bytes than 64 in `ingestd-bench store ingest`. batchChunks keeps
 // a batch of long documents (a PDF of a thousand chunks) from holding
 // hundreds of megabytes of vectors.
 const (

@@ -1,25 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"math"
 	"net"
-	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/client"
+	"github.com/ingestd/ingestd/benchmarks/loadgen"
 )
 
 // Bounds of `ingestd bench retrieve`.
@@ -49,33 +42,6 @@ var benchQueries = []string{
 	"schedule a call with the account manager",
 }
 
-// benchResult is what one bench run measured.
-type benchResult struct {
-	Protocol    string        `json:"protocol"`
-	Target      string        `json:"target"`
-	Concurrency int           `json:"concurrency"`
-	Duration    time.Duration `json:"duration_ns"`
-	Requests    int           `json:"requests"`
-	Errors      int           `json:"errors"`
-	FirstError  string        `json:"first_error,omitempty"`
-	Throughput  float64       `json:"throughput_per_s"`
-	P50         time.Duration `json:"p50_ns"`
-	P95         time.Duration `json:"p95_ns"`
-	P99         time.Duration `json:"p99_ns"`
-	Max         time.Duration `json:"max_ns"`
-}
-
-func (r benchResult) String() string {
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
-	s := fmt.Sprintf("bench retrieve: %s %s, %d clients for %s\n", r.Protocol, r.Target, r.Concurrency, r.Duration.Round(time.Millisecond))
-	s += fmt.Sprintf("requests %d  errors %d  throughput %.1f/s\n", r.Requests, r.Errors, r.Throughput)
-	s += fmt.Sprintf("latency p50 %s  p95 %s  p99 %s  max %s\n", ms(r.P50), ms(r.P95), ms(r.P99), ms(r.Max))
-	if r.FirstError != "" {
-		s += "first error: " + r.FirstError + "\n"
-	}
-	return s
-}
-
 // runBench dispatches `ingestd bench firewall` to runBenchFirewall and is
 // `ingestd bench retrieve`: N concurrent clients ask a running
 // server for retrievals over REST (default) or gRPC for a fixed duration,
@@ -86,15 +52,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	switch {
 	case len(args) > 0 && args[0] == "firewall":
 		return runBenchFirewall(ctx, e, args[1:])
-	case len(args) > 0 && args[0] == "archive":
-		return runBenchArchive(ctx, e, args[1:])
-	case len(args) > 0 && args[0] == "store":
-		return runBenchStore(ctx, e, args[1:])
+	case len(args) > 0 && (args[0] == "store" || args[0] == "archive"):
+		return &usageError{cmd: "bench", msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
 	case len(args) > 0 && isHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
 		return nil
 	case len(args) == 0 || args[0] != "retrieve":
-		return &usageError{cmd: "bench", msg: "want retrieve, firewall, archive or store"}
+		return &usageError{cmd: "bench", msg: "want retrieve or firewall"}
 	}
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
@@ -153,7 +117,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
-	res, err := benchRetrieve(ctx, benchOptions{
+	res, err := loadgen.Run(ctx, loadgen.Options{
 		Base: strings.TrimRight(base, "/"), Token: token, GRPC: *useGRPC,
 		Concurrency: *conc, Duration: *dur, Queries: queries, TopK: *topK,
 	})
@@ -195,168 +159,11 @@ func checkBenchTarget(raw string, allowRemote bool) error {
 	return fmt.Errorf("target %q is not a loopback address; pass --allow-remote to load another machine", raw)
 }
 
+// readQueries reads --queries: a file without a query is a usage mistake.
 func readQueries(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("queries: %w", err)
+	q, err := loadgen.ReadQueries(path)
+	if errors.Is(err, loadgen.ErrNoQueries) {
+		return nil, &usageError{msg: err.Error()}
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if q := strings.TrimSpace(sc.Text()); q != "" && !strings.HasPrefix(q, "#") {
-			out = append(out, q)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("queries %s: %w", path, err)
-	}
-	if len(out) == 0 {
-		return nil, &usageError{msg: fmt.Sprintf("queries %s: no queries in the file", path)}
-	}
-	return out, nil
-}
-
-type benchOptions struct {
-	Base        string
-	Token       string
-	GRPC        bool
-	Concurrency int
-	Duration    time.Duration
-	Queries     []string
-	TopK        int
-}
-
-// benchRetrieve runs the load and measures it. A request counts as an
-// error when it fails, answers other than 200, or carries no verdict.
-func benchRetrieve(ctx context.Context, o benchOptions) (benchResult, error) {
-	tr := &http.Transport{MaxIdleConns: o.Concurrency, MaxIdleConnsPerHost: o.Concurrency, IdleConnTimeout: time.Minute}
-	proto := "http"
-	if o.GRPC {
-		proto = "grpc"
-		tr.Protocols = new(http.Protocols)
-		tr.Protocols.SetUnencryptedHTTP2(true)
-		if strings.HasPrefix(o.Base, "https:") {
-			tr.Protocols.SetHTTP2(true)
-		}
-	}
-	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	defer tr.CloseIdleConnections()
-	call := httpCall(hc, o)
-	if o.GRPC {
-		call = grpcCall(hc, o)
-	}
-	// One warm-up request: a server that is down fails fast and clearly.
-	if err := call(ctx, o.Queries[0]); err != nil {
-		return benchResult{}, fmt.Errorf("the warm-up request over %s to %s: %w", proto, o.Base, err)
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, o.Duration)
-	defer cancel()
-	type worker struct {
-		lat      []time.Duration
-		errs     int
-		firstErr error
-	}
-	workers := make([]worker, o.Concurrency)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			me := &workers[w]
-			for i := w; ctx.Err() == nil; i++ {
-				t0 := time.Now()
-				err := call(ctx, o.Queries[i%len(o.Queries)])
-				if ctx.Err() != nil {
-					return // cut off by the deadline: not a server error
-				}
-				me.lat = append(me.lat, time.Since(t0))
-				if err != nil {
-					me.errs++
-					if me.firstErr == nil {
-						me.firstErr = err
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-
-	res := benchResult{Protocol: proto, Target: o.Base, Concurrency: o.Concurrency, Duration: elapsed}
-	var all []time.Duration
-	for _, w := range workers {
-		all = append(all, w.lat...)
-		res.Errors += w.errs
-		if w.firstErr != nil && res.FirstError == "" {
-			res.FirstError = w.firstErr.Error()
-		}
-	}
-	slices.Sort(all)
-	res.Requests = len(all)
-	res.Throughput = float64(len(all)) / elapsed.Seconds()
-	res.P50, res.P95, res.P99 = percentile(all, 0.50), percentile(all, 0.95), percentile(all, 0.99)
-	if len(all) > 0 {
-		res.Max = all[len(all)-1]
-	}
-	return res, nil
-}
-
-// percentile returns the q-quantile (0 < q <= 1) of sorted by the
-// nearest-rank method; 0 for no samples.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-func httpCall(hc *http.Client, o benchOptions) func(context.Context, string) error {
-	return func(ctx context.Context, q string) error {
-		body, _ := json.Marshal(ingestd.RetrieveRequest{Query: q, TopK: o.TopK}) // strings and ints: cannot fail
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.Base+"/v1/retrieve", bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if o.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+o.Token)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		data, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("POST /v1/retrieve: %s: %.200s", resp.Status, data)
-		}
-		var r struct {
-			Verdict *ingestd.Verdict `json:"verdict"`
-		}
-		if err := json.Unmarshal(data, &r); err != nil || r.Verdict == nil {
-			return fmt.Errorf("POST /v1/retrieve: answer without a verdict")
-		}
-		return nil
-	}
-}
-
-func grpcCall(hc *http.Client, o benchOptions) func(context.Context, string) error {
-	c := client.New(o.Base, &client.Options{HTTPClient: hc, Token: o.Token, GRPC: true})
-	return func(ctx context.Context, q string) error {
-		resp, err := c.Retrieve(ctx, ingestd.RetrieveRequest{Query: q, TopK: o.TopK})
-		if err != nil {
-			return err
-		}
-		if resp.Verdict == nil {
-			return fmt.Errorf("Retrieve: answer without a verdict")
-		}
-		return nil
-	}
+	return q, err
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ingestd/ingestd/internal/fwbench"
+	"github.com/ingestd/ingestd/benchmarks/fwbench"
 )
 
 // runBenchFirewall is `ingestd bench firewall`: it ingests the firewall
@@ -24,7 +24,7 @@ func runBenchFirewall(ctx context.Context, e *env, args []string) error {
 	asJSON := fset.Bool("json", false, "print the report as JSON")
 	modeList := fset.String("mode", "all", "request modes to measure, comma-separated: "+fwbench.ModeNames())
 	turns := fset.Bool("turns", false, "with --json, add every question's result: served documents, tiers, scores, verdict")
-	corpusDir := fset.String("corpus", "", "a corpus folder laid out like internal/fwbench/testdata (default: the built-in corpus)")
+	corpusDir := fset.String("corpus", "", "a corpus folder laid out like benchmarks/fwbench/testdata (default: the built-in corpus)")
 	pos, err := parseFlags(fset, args)
 	if err != nil {
 		return err

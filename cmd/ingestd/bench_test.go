@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestCheckBenchTarget(t *testing.T) {
@@ -36,30 +35,19 @@ func TestCheckBenchTarget(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	var s []time.Duration
-	for i := 1; i <= 100; i++ {
-		s = append(s, time.Duration(i))
-	}
-	for _, c := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 50}, {0.95, 95}, {0.99, 99}, {1, 100}, {0.001, 1}} {
-		if got := percentile(s, c.q); got != c.want {
-			t.Errorf("percentile(%v) = %v, want %v", c.q, got, c.want)
-		}
-	}
-	if got := percentile(nil, 0.5); got != 0 {
-		t.Errorf("percentile of nothing = %v", got)
-	}
-}
-
 func TestBenchRefusesRemoteAndCountsErrors(t *testing.T) {
 	if code, _, errs := runCmd(t, "bench", "retrieve", "--url", "http://192.0.2.1:7700", "--duration", "1s"); code != 2 || !strings.Contains(errs, "loopback") {
 		t.Fatalf("remote target: exit %d, %q; want 2 naming loopback", code, errs)
 	}
 	if code, _, _ := runCmd(t, "bench", "frobnicate"); code != 2 {
 		t.Fatalf("unknown bench: exit %d, want 2", code)
+	}
+	// The developer benchmarks moved to their own binary: the mistake
+	// says where.
+	for _, moved := range []string{"store", "archive"} {
+		if code, _, errs := runCmd(t, "bench", moved); code != 2 || !strings.Contains(errs, "ingestd-bench "+moved) {
+			t.Fatalf("bench %s: exit %d, %q; want 2 naming ingestd-bench %s", moved, code, errs, moved)
+		}
 	}
 	// A server answering without a verdict: every request is an error.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"primary": []}`)) }))

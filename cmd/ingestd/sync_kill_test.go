@@ -14,7 +14,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
-	"github.com/ingestd/ingestd/internal/storebench"
+	"github.com/ingestd/ingestd/benchmarks/storebench"
 )
 
 // TestSyncSurvivesSIGKILL kills a real `ingestd sync` process (SIGKILL:

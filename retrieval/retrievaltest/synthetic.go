@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/internal/storebench"
+	"github.com/ingestd/ingestd/benchmarks/storebench"
 )
 
 // Synthetic is a generated corpus for benchmarks: text drawn from a Zipf

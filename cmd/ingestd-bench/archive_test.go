@@ -9,11 +9,11 @@ import (
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
 
-// TestBenchArchive runs `ingestd bench archive` on a small corpus: every
+// TestBenchArchive runs `ingestd-bench archive` on a small corpus: every
 // step is measured beside the plain copy, and the archive holds the
 // corpus. With a PostgreSQL server it measures the PostgreSQL store too.
 func TestBenchArchive(t *testing.T) {
-	args := []string{"bench", "archive", "--documents", "30", "--chunks", "2", "--dims", "16", "--json"}
+	args := []string{"archive", "--documents", "30", "--chunks", "2", "--dims", "16", "--json"}
 	want := []string{"put sqlite", "export sqlite", "plain copy", "backup sqlite", "import sqlite"}
 	if srv := os.Getenv(pgtest.EnvURL); srv != "" {
 		t.Setenv("INGESTD_TEST_BENCH_ARCHIVE_PG", pgtest.MustCreateDB(t, srv))

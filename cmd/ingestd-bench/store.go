@@ -17,46 +17,47 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/benchmarks/loadgen"
+	"github.com/ingestd/ingestd/benchmarks/storebench"
 	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/internal/storebench"
 )
 
-// runBenchStore is `ingestd bench store SUBCOMMAND`, the embedded store's
+// runStore is `ingestd-bench store SUBCOMMAND`, the embedded store's
 // benchmarks (issue 20). Each one compares with a baseline measured in
 // the same run and prints medians over --rounds interleaved rounds.
-func runBenchStore(ctx context.Context, e *env, args []string) error {
-	usage := &usageError{cmd: "bench store", msg: "want corpus, ingest, serve or retrieve"}
+func runStore(ctx context.Context, e *env, args []string) error {
+	usage := &usageError{cmd: "store", msg: "want corpus, ingest, serve or retrieve"}
 	if len(args) == 0 {
 		return usage
 	}
 	if isHelp(args[0]) {
-		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench store"))
+		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("store"))
 		return nil
 	}
 	switch args[0] {
 	case "corpus":
-		return runBenchStoreCorpus(ctx, e, args[1:])
+		return runStoreCorpus(ctx, e, args[1:])
 	case "serve":
-		return runBenchStoreServe(ctx, e, args[1:])
+		return runStoreServe(ctx, e, args[1:])
 	case "ingest":
-		return runBenchStoreIngest(ctx, e, args[1:])
+		return runStoreIngest(ctx, e, args[1:])
 	case "retrieve":
-		return runBenchStoreRetrieve(ctx, e, args[1:])
+		return runStoreRetrieve(ctx, e, args[1:])
 	}
 	return usage
 }
 
-// runBenchStoreCorpus builds the synthetic corpus the other store
-// benchmarks read: `ingestd bench store corpus --dir D --chunks N`.
-func runBenchStoreCorpus(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bench store corpus", flag.ContinueOnError)
+// runStoreCorpus builds the synthetic corpus the other store
+// benchmarks read: `ingestd-bench store corpus --dir D --chunks N`.
+func runStoreCorpus(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("store corpus", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory to build the corpus in (created; must not hold one)")
 	chunks := fs.Int("chunks", 100_000, "chunks to generate (4 per document)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || *chunks <= 0 {
-		return &usageError{cmd: "bench store corpus", msg: "--dir and a positive --chunks are required"}
+		return &usageError{cmd: "store corpus", msg: "--dir and a positive --chunks are required"}
 	}
 	start := time.Now()
 	c, err := storebench.Build(ctx, *dir, *chunks, storebench.BuildOptions{Progress: func(docs int) {
@@ -89,29 +90,29 @@ type serveRound struct {
 	FirstAnswer time.Duration `json:"first_answer_ns"`
 	Ready       storebench.Memory
 	Loaded      storebench.Memory
-	Load        benchResult `json:"load"`
-	ReadyRatio  float64     `json:"ready_over_scan"`
+	Load        loadgen.Result `json:"load"`
+	ReadyRatio  float64        `json:"ready_over_scan"`
 }
 
-// runBenchStoreServe measures `ingestd serve` on a corpus: cold start to
+// runStoreServe measures `ingestd serve` on a corpus: cold start to
 // /healthz and /readyz against one SELECT of every chunk row (the
 // baseline, run in the same round), resident memory per chunk when ready
 // and after a retrieval load, and the load's throughput.
-func runBenchStoreServe(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bench store serve", flag.ContinueOnError)
-	dir := fs.String("dir", "", "a corpus directory (ingestd bench store corpus builds one)")
+func runStoreServe(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("store serve", flag.ContinueOnError)
+	dir := fs.String("dir", "", "a corpus directory (ingestd-bench store corpus builds one)")
 	rounds := fs.Int("rounds", 3, "rounds (each starts serve afresh)")
 	load := fs.Duration("load", 20*time.Second, "retrieval load after ready (0: none)")
 	conc := fs.Int("concurrency", 16, "clients of the load")
 	asJSON := fs.Bool("json", false, "print every round as JSON")
-	serveBin := fs.String("serve-bin", "", "the ingestd binary to start (default: this one), to compare two builds on one corpus")
+	serveBin := fs.String("serve-bin", "", "the ingestd binary to start (default: ingestd beside this binary, else on $PATH), to compare two builds on one corpus")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || *rounds < 1 {
-		return &usageError{cmd: "bench store serve", msg: "--dir is required and --rounds must be positive"}
+		return &usageError{cmd: "store serve", msg: "--dir is required and --rounds must be positive"}
 	}
-	c, queries, exe, err := benchCorpus(*dir, *serveBin)
+	c, queries, exe, err := benchCorpus(*dir, *serveBin, true)
 	if err != nil {
 		return err
 	}
@@ -138,12 +139,12 @@ func runBenchStoreServe(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			hc := &http.Client{Timeout: 10 * time.Minute}
-			if err := httpCall(hc, benchOptions{Base: srv.Base})(ctx, queries[0]); err != nil {
+			if err := loadgen.HTTPCall(hc, loadgen.Options{Base: srv.Base})(ctx, queries[0]); err != nil {
 				return fmt.Errorf("the first retrieval: %w", err)
 			}
 			sr.FirstAnswer = srv.Since()
 			if *load > 0 {
-				if sr.Load, err = benchRetrieve(ctx, benchOptions{Base: srv.Base, Concurrency: *conc, Duration: *load, Queries: queries}); err != nil {
+				if sr.Load, err = loadgen.Run(ctx, loadgen.Options{Base: srv.Base, Concurrency: *conc, Duration: *load, Queries: queries}); err != nil {
 					return err
 				}
 				if sr.Loaded, err = storebench.ReadMemory(srv.PID()); err != nil {
@@ -195,7 +196,7 @@ func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond
 
 func ms(d time.Duration) string { return strings.TrimSuffix(fmt.Sprintf("%.0fms", msf(d)), "") }
 
-// ingestRound is one round of `ingestd bench store ingest`.
+// ingestRound is one round of `ingestd-bench store ingest`.
 type ingestRound struct {
 	Chunks       int             `json:"chunks"`
 	Syncs        []ingestSyncRun `json:"syncs"`          // one per --bin
@@ -220,22 +221,22 @@ type ingestSyncRun struct {
 	CPURatio float64 `json:"cpu_over_raw"`
 }
 
-// runBenchStoreIngest compares `ingestd sync` of generated Markdown files
+// runStoreIngest compares `ingestd sync` of generated Markdown files
 // with the plainest SQLite insert of the chunks that sync stored, in the
-// same round: `ingestd bench store ingest [--docs N] [--rounds N]`. With
+// same round: `ingestd-bench store ingest [--docs N] [--rounds N]`. With
 // several --bin, each round runs each binary's sync in turn.
-func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bench store ingest", flag.ContinueOnError)
+func runStoreIngest(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("store ingest", flag.ContinueOnError)
 	docs := fs.Int("docs", 10_000, "Markdown files of about 2 KB to generate")
 	rounds := fs.Int("rounds", 3, "rounds")
 	dirFlag := fs.String("dir", "", "working directory (default: a temporary one, removed after)")
-	bins := fs.String("bin", "", "comma-separated ingestd binaries whose sync is measured, in turn (default: this one)")
+	bins := fs.String("bin", "", "comma-separated ingestd binaries whose sync is measured, in turn (default: ingestd beside this binary, else on $PATH)")
 	asJSON := fs.Bool("json", false, "print every round as JSON")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *docs <= 0 || *rounds < 1 {
-		return &usageError{cmd: "bench store ingest", msg: "--docs and --rounds must be positive"}
+		return &usageError{cmd: "store ingest", msg: "--docs and --rounds must be positive"}
 	}
 	dir := *dirFlag
 	if dir == "" {
@@ -250,7 +251,7 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 	if *bins != "" {
 		exes = strings.Split(*bins, ",")
 	} else {
-		exe, err := os.Executable()
+		exe, err := ingestdBinary()
 		if err != nil {
 			return err
 		}
@@ -350,29 +351,29 @@ func runBenchStoreIngest(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// retrieveRound is one round of `ingestd bench store retrieve`.
+// retrieveRound is one round of `ingestd-bench store retrieve`.
 type retrieveRound struct {
-	Calls        int           `json:"calls"`
-	P50          time.Duration `json:"p50_ns"` // one caller, in process
-	P99          time.Duration `json:"p99_ns"`
-	CPUPerCall   time.Duration `json:"cpu_per_call_ns"`  // the process's CPU time over the one caller's calls, per call
-	InProcRate   float64       `json:"in_process_per_s"` // --concurrency callers, in process
-	HTTP         benchResult   `json:"http"`             // --concurrency clients over HTTP
-	RateOverHTTP float64       `json:"in_process_over_http"`
+	Calls        int            `json:"calls"`
+	P50          time.Duration  `json:"p50_ns"` // one caller, in process
+	P99          time.Duration  `json:"p99_ns"`
+	CPUPerCall   time.Duration  `json:"cpu_per_call_ns"`  // the process's CPU time over the one caller's calls, per call
+	InProcRate   float64        `json:"in_process_per_s"` // --concurrency callers, in process
+	HTTP         loadgen.Result `json:"http"`             // --concurrency clients over HTTP
+	RateOverHTTP float64        `json:"in_process_over_http"`
 }
 
-// runBenchStoreRetrieve measures the whole retrieval call on a corpus:
+// runStoreRetrieve measures the whole retrieval call on a corpus:
 // its latency with one caller and its rate with --concurrency callers in
 // this process, then the rate of as many HTTP clients against `ingestd
 // serve` on the same file, in the same round.
-func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bench store retrieve", flag.ContinueOnError)
-	dir := fs.String("dir", "", "a corpus directory (ingestd bench store corpus builds one)")
+func runStoreRetrieve(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("store retrieve", flag.ContinueOnError)
+	dir := fs.String("dir", "", "a corpus directory (ingestd-bench store corpus builds one)")
 	rounds := fs.Int("rounds", 3, "rounds")
 	calls := fs.Int("calls", 300, "calls of the one caller, for p50 and p99")
 	dur := fs.Duration("duration", 20*time.Second, "how long the concurrent callers run, in process and over HTTP")
 	conc := fs.Int("concurrency", 16, "concurrent callers")
-	serveBin := fs.String("serve-bin", "", "the ingestd binary to serve HTTP (default: this one)")
+	serveBin := fs.String("serve-bin", "", "the ingestd binary to serve HTTP (default: ingestd beside this binary, else on $PATH)")
 	asJSON := fs.Bool("json", false, "print every round as JSON")
 	withHTTP := fs.Bool("http", true, "also run the HTTP clients against ingestd serve (--http=false: in process only)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round's one-caller calls to this file")
@@ -380,7 +381,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *dir == "" || *rounds < 1 || *calls < 1 || *conc < 1 || *dur <= 0 {
-		return &usageError{cmd: "bench store retrieve", msg: "--dir is required; --rounds, --calls, --concurrency and --duration must be positive"}
+		return &usageError{cmd: "store retrieve", msg: "--dir is required; --rounds, --calls, --concurrency and --duration must be positive"}
 	}
 	var prof *os.File
 	if *cpuProfile != "" {
@@ -391,7 +392,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		defer f.Close()
 		prof = f
 	}
-	c, queries, exe, err := benchCorpus(*dir, *serveBin)
+	c, queries, exe, err := benchCorpus(*dir, *serveBin, *withHTTP)
 	if err != nil {
 		return err
 	}
@@ -399,20 +400,11 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 	for r := range *rounds {
 		var rr retrieveRound
 		if err := func() error {
-			a, err := openApp(ctx, e, c.Config)
+			svc, closeSvc, err := openCorpusRetriever(ctx, e, c)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			svc, err := a.Retrieval(nil)
-			if err != nil {
-				return err
-			}
-			if m := a.Maintainer(); m != nil {
-				if err := m.Warm(ctx); err != nil {
-					return err
-				}
-			}
+			defer closeSvc()
 			lat := make([]time.Duration, 0, *calls)
 			if prof != nil {
 				if err := pprof.StartCPUProfile(prof); err != nil {
@@ -433,7 +425,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 				prof = nil // the first round's calls: a profile file holds one
 			}
 			slices.Sort(lat)
-			rr.Calls, rr.P50, rr.P99 = len(lat), percentile(lat, 0.50), percentile(lat, 0.99)
+			rr.Calls, rr.P50, rr.P99 = len(lat), loadgen.Percentile(lat, 0.50), loadgen.Percentile(lat, 0.99)
 			lctx, cancel := context.WithTimeout(ctx, *dur)
 			defer cancel()
 			var done atomic.Int64
@@ -461,7 +453,7 @@ func runBenchStoreRetrieve(ctx context.Context, e *env, args []string) error {
 			}
 			_, err = srv.WaitFor(ctx, "/readyz", 10*time.Minute)
 			if err == nil {
-				rr.HTTP, err = benchRetrieve(ctx, benchOptions{Base: srv.Base, Concurrency: *conc, Duration: *dur, Queries: queries})
+				rr.HTTP, err = loadgen.Run(ctx, loadgen.Options{Base: srv.Base, Concurrency: *conc, Duration: *dur, Queries: queries})
 			}
 			if serr := srv.Stop(); err == nil && serr != nil {
 				err = fmt.Errorf("serve exited: %w", serr)
@@ -513,16 +505,17 @@ func medianOf[R any](rounds []R, f func(R) float64) float64 {
 }
 
 // benchCorpus opens the corpus in dir for a store benchmark: its files,
-// its queries, and the ingestd binary to serve it (serveBin, or this one).
-func benchCorpus(dir, serveBin string) (storebench.Corpus, []string, string, error) {
+// its queries, and when serve is set the ingestd binary to serve it
+// (serveBin, or ingestdBinary).
+func benchCorpus(dir, serveBin string, serve bool) (storebench.Corpus, []string, string, error) {
 	c := storebench.CorpusAt(dir)
-	queries, err := readQueries(c.Queries)
+	queries, err := loadgen.ReadQueries(c.Queries)
 	if err != nil {
 		return c, nil, "", err
 	}
 	exe := serveBin
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
+	if exe == "" && serve {
+		if exe, err = ingestdBinary(); err != nil {
 			return c, nil, "", err
 		}
 	}

@@ -23,6 +23,7 @@
 // package's test checks what must always hold.
 //
 // It measures; it never changes ranking or the verdict. It lives under
-// internal/ because it is a measuring instrument, not an API, and because
-// cmd/ingestd, which runs it, could not import it from inside retrieval/.
+// benchmarks/ because it is a measuring instrument, not part of the
+// product's path; it stays in the main module because an operator runs
+// it against a build (`ingestd bench firewall`).
 package fwbench

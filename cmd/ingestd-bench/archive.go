@@ -16,7 +16,6 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
-	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
@@ -25,7 +24,7 @@ import (
 	"github.com/ingestd/ingestd/store/sqlite"
 )
 
-// archiveBenchStep is one measured step of `ingestd bench archive`.
+// archiveBenchStep is one measured step of `ingestd-bench archive`.
 type archiveBenchStep struct {
 	Step    string  `json:"step"`
 	Seconds float64 `json:"seconds"`
@@ -35,7 +34,7 @@ type archiveBenchStep struct {
 	VsCopy float64 `json:"vs_copy"`
 }
 
-// archiveBenchReport is what `ingestd bench archive` prints.
+// archiveBenchReport is what `ingestd-bench archive` prints.
 type archiveBenchReport struct {
 	Documents    int                `json:"documents"`
 	Chunks       int                `json:"chunks"`
@@ -46,7 +45,7 @@ type archiveBenchReport struct {
 	Steps        []archiveBenchStep `json:"steps"`
 }
 
-// runBenchArchive is `ingestd bench archive`: it fills a temporary SQLite
+// runArchive is `ingestd-bench archive`: it fills a temporary SQLite
 // store with a synthetic corpus (timing its PutDocument calls, the way
 // the pipeline writes), then times in the same run a plain copy of the
 // archive's bytes (read, write, fsync: the baseline, the median of five),
@@ -54,9 +53,9 @@ type archiveBenchReport struct {
 // store; with --postgres-url-env also import into and export from an
 // empty PostgreSQL database, and the corpus put into it again as the
 // pipeline writes. Export and import run the code of `ingestd export`
-// and `ingestd import`. It reads no config and removes what it wrote.
-func runBenchArchive(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bench archive", flag.ContinueOnError)
+// and `ingestd import` (wiring.go). It reads no config and removes what it wrote.
+func runArchive(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 	docs := fs.Int("documents", 5000, "documents in the synthetic corpus")
 	per := fs.Int("chunks", 4, "chunks per document")
 	dims := fs.Int("dims", 384, "vector dimensions")
@@ -68,15 +67,15 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{cmd: "bench archive", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{cmd: "archive", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if *docs < 1 || *per < 1 || *dims < 1 {
-		return &usageError{cmd: "bench archive", msg: "--documents, --chunks and --dims must be positive"}
+		return &usageError{cmd: "archive", msg: "--documents, --chunks and --dims must be positive"}
 	}
 	pgURL := ""
 	if *pgEnv != "" {
 		if pgURL = e.getenv(*pgEnv); pgURL == "" {
-			return &usageError{cmd: "bench archive", msg: fmt.Sprintf("--postgres-url-env names %s, which is not set", *pgEnv)}
+			return &usageError{cmd: "archive", msg: fmt.Sprintf("--postgres-url-env names %s, which is not set", *pgEnv)}
 		}
 	}
 	dir, err := private.MkdirTemp("", "ingestd-bench-archive-")
@@ -90,18 +89,8 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	lex := embedder.NewLexical(*dims)
-	benchApp := func(driver string, s ingestd.Store, m daemon.Maintainer) *app {
-		cfg := &Config{Store: StoreConfig{Driver: driver}, Embedder: EmbedderConfig{Kind: "lexical", Dims: *dims}}
-		schema := sqlite.SchemaVersion()
-		if driver == "postgres" {
-			schema = postgres.SchemaVersion()
-		}
-		d, err := daemon.Open(ctx, daemon.Options{Store: s, Maintainer: m, Embedder: lex, Keys: keys,
-			Archive: daemon.ArchiveInfo{Ingestd: versionString(), Dims: *dims, Store: archive.StoreInfo{Driver: driver, SchemaVersion: schema}}})
-		if err != nil {
-			panic(err)
-		}
-		return &app{Daemon: d, cfg: cfg}
+	benchApp := func(driver string, s ingestd.Store, optimize func(context.Context) error) *deployment {
+		return &deployment{driver: driver, dims: *dims, store: s, optimize: optimize, embedder: embedder.NewCached(lex, s), keys: keys}
 	}
 	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
@@ -131,18 +120,18 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	arch := filepath.Join(dir, "src.ingestd")
-	exportFile := func(a *app, path string) error {
-		w, commit, abort, err := createOutput(path, nil)
+	exportFile := func(a *deployment, path string) error {
+		w, commit, abort, err := createOutput(path)
 		if err != nil {
 			return err
 		}
-		if _, err := a.Export(ctx, w, *comp); err != nil {
+		if _, err := exportTo(ctx, a, w, *comp); err != nil {
 			abort()
 			return err
 		}
 		return commit()
 	}
-	if err := timed("export sqlite", func() error { return exportFile(benchApp("sqlite", src, src), arch) }); err != nil {
+	if err := timed("export sqlite", func() error { return exportFile(benchApp("sqlite", src, src.Optimize), arch) }); err != nil {
 		return err
 	}
 	fi, err := os.Stat(arch)
@@ -187,8 +176,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	}
 	defer dst.Close()
 	if err := timed("import sqlite", func() error {
-		_, err := benchApp("sqlite", dst, dst).Import(ctx, open, false, func(int) {})
-		return err
+		return importArchive(ctx, benchApp("sqlite", dst, dst.Optimize), open)
 	}); err != nil {
 		return err
 	}
@@ -199,10 +187,8 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		}
 		defer pg.Close()
 		a := benchApp("postgres", pg, nil)
-		a.pg = pg
 		if err := timed("import postgres", func() error {
-			_, err := a.Import(ctx, open, false, func(int) {})
-			return err
+			return importArchive(ctx, a, open)
 		}); err != nil {
 			return err
 		}
