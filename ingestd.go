@@ -60,6 +60,11 @@ type Installation struct {
 	// repository's maintainers apart from strangers. Keys and values are
 	// the owner's declaration; the connector only reports the fact.
 	TierByMeta map[string]map[string]Tier
+
+	// VerifiedSenders, when set, lets verified mail from the owner's own
+	// domains take a higher tier (see VerifiedSenders); nil for most
+	// installations.
+	VerifiedSenders *VerifiedSenders
 }
 
 // Item is what a connector emits: one document as the source has it, with
