@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -169,4 +170,20 @@ func TestMCPVerdictsMustAgreeOnClasses(t *testing.T) {
 	if _, err := client.VerdictFromMCP([]byte(mcpResult(gradedRead, noField))); err == nil {
 		t.Error("VerdictFromMCP accepted one verdict with classes and one without")
 	}
+}
+
+// A host declares its tools' classes; after untrusted text only its
+// closed-world reads are offered, and a tool it forgot to declare is a
+// write.
+func ExampleAllowedToolsByClass() {
+	declared := client.Classes{"lookup_order": ingestd.ToolRead, "fetch_url": ingestd.ToolReadOpen, "issue_refund": ingestd.ToolWrite}
+	tools := []string{"lookup_order", "fetch_url", "issue_refund", "undeclared"}
+	for _, body := range []string{`{"verdict":` + gradedAllow + `}`, `{"verdict":` + gradedRead + `}`, `{"verdict":` + gradedNone + `}`} {
+		v, _ := client.VerdictFromJSON([]byte(body))
+		fmt.Println(v.Reason, client.AllowedToolsByClass(v, tools, declared.Of))
+	}
+	// Output:
+	// no_untrusted_grounding [lookup_order fetch_url issue_refund undeclared]
+	// untrusted_grounding [lookup_order]
+	// unknown_provenance []
 }
