@@ -76,30 +76,25 @@ func AllowedToolsByClassMCP[T any](result any, tools []T, class func(T) ingestd.
 	return AllowedToolsByClass(v, tools, class, opts...)
 }
 
-// MCPToolClass is the class of another MCP server's tool t under the
-// host's declaration: the class the host declared for its name, which
-// the tool's own annotations can only lower, never raise. A server that
-// says its tool reaches an open world (openWorldHint true) makes a
-// declared read a read_open; one that says it is destructive
-// (destructiveHint true) makes it a write. A tool the
-// host did not declare is a write whatever it says of itself
+// MCPToolClass is the class of an MCP server's tool t under the host's
+// declaration: the class the host declared for its name, which the
+// tool's own annotations can only lower, never raise. A server that says
+// its tool is destructive (destructiveHint true) makes it a write. A
+// tool the host did not declare is a write whatever it says of itself
 // (readOnlyHint true, openWorldHint false): those hints are the server's
-// claim, and a server that wants its tool called after untrusted text
-// is the one that would make it.
+// claim, and a server that wants its tool called after untrusted text is
+// the one that would make it. openWorldHint does not lower a declared
+// read either: servers set it for a tool that returns outsiders' text
+// (ingestd's own retrieve does), which says nothing of where its
+// arguments go; whether they reach an address the model chooses is the
+// host's to declare (read_open).
 func MCPToolClass(declared Classes, t *mcp.Tool) ingestd.ToolClass {
 	if t == nil {
 		return ingestd.ToolWrite
 	}
 	c := declared.Of(t.Name)
-	a := t.Annotations
-	if a == nil || c == ingestd.ToolWrite {
-		return c
-	}
-	if a.DestructiveHint != nil && *a.DestructiveHint {
+	if a := t.Annotations; a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
 		return ingestd.ToolWrite
-	}
-	if c == ingestd.ToolRead && a.OpenWorldHint != nil && *a.OpenWorldHint {
-		return ingestd.ToolReadOpen
 	}
 	return c
 }

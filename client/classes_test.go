@@ -119,8 +119,8 @@ func TestUndeclaredToolIsWrite(t *testing.T) {
 }
 
 // TestMCPAnnotationsNeverRaise: another MCP server's readOnlyHint and
-// openWorldHint do not make its tool a read; they can only lower what
-// the host declared.
+// openWorldHint do not make its tool a read; destructiveHint can lower
+// what the host declared.
 func TestMCPAnnotationsNeverRaise(t *testing.T) {
 	yes, no := true, false
 	closed := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no, DestructiveHint: &no}
@@ -134,7 +134,7 @@ func TestMCPAnnotationsNeverRaise(t *testing.T) {
 		{"declared write, claims closed read-only", &mcp.Tool{Name: "lookup", Annotations: closed}, client.Classes{"lookup": ingestd.ToolWrite}, ingestd.ToolWrite},
 		{"declared read_open, claims closed read-only", &mcp.Tool{Name: "lookup", Annotations: closed}, client.Classes{"lookup": ingestd.ToolReadOpen}, ingestd.ToolReadOpen},
 		{"declared read, no annotations", &mcp.Tool{Name: "lookup"}, client.Classes{"lookup": ingestd.ToolRead}, ingestd.ToolRead},
-		{"declared read, says open world", &mcp.Tool{Name: "lookup", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &yes}}, client.Classes{"lookup": ingestd.ToolRead}, ingestd.ToolReadOpen},
+		{"declared read, says open world (returns outside text)", &mcp.Tool{Name: "retrieve", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &yes}}, client.Classes{"retrieve": ingestd.ToolRead}, ingestd.ToolRead},
 		{"declared read, says destructive", &mcp.Tool{Name: "lookup", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}}, client.Classes{"lookup": ingestd.ToolRead}, ingestd.ToolWrite},
 		{"nil tool", nil, client.Classes{"": ingestd.ToolRead}, ingestd.ToolWrite},
 	}
