@@ -60,6 +60,11 @@ type Installation struct {
 	// repository's maintainers apart from strangers. Keys and values are
 	// the owner's declaration; the connector only reports the fact.
 	TierByMeta map[string]map[string]Tier
+
+	// VerifiedSenders, when set, lets verified mail from the owner's own
+	// domains take a higher tier (see VerifiedSenders); nil for most
+	// installations.
+	VerifiedSenders *VerifiedSenders
 }
 
 // Item is what a connector emits: one document as the source has it, with
@@ -168,12 +173,27 @@ type Link struct {
 // retrieval response. It is computed from the store's tiers, judged by the
 // declaration in force (package provenance), over all three blocks, never
 // from anything the caller sent and never from content.
+//
+// The rule is turn-level: the whole context is one, and nothing can show
+// that a call was not influenced by untrusted text in it. What the verdict
+// grades is what an influenced call can do (AllowedToolClasses):
+// ToolsAllowed means every class; a turn that served untrusted text may
+// still use closed-world read-only tools (ToolRead); a turn whose
+// provenance is unknown may use none.
 type Verdict struct {
+	// ToolsAllowed means every tool class is allowed: AllowedToolClasses
+	// holds all three. A host that knows no classes reads only this.
 	ToolsAllowed         bool     `json:"tools_allowed"`
 	Mode                 string   `json:"mode"`
 	Reason               string   `json:"reason"`
 	UntrustedDocumentIDs []string `json:"untrusted_document_ids"`
 	WouldBlock           bool     `json:"would_block"`
+	// AllowedToolClasses is the set of tool classes the turn may use, never
+	// nil in a verdict the server made: all three when ToolsAllowed;
+	// [read] in enforce mode over untrusted grounding; none in enforce
+	// mode over unknown provenance. In shadow mode it is all three and
+	// Reason says what enforce would have allowed.
+	AllowedToolClasses ToolClasses `json:"allowed_tool_classes"`
 }
 
 // Firewall modes.
@@ -188,4 +208,9 @@ const (
 	ReasonNoUntrusted = "no_untrusted_grounding"
 	ReasonUntrusted   = "untrusted_grounding"
 	ReasonOff         = "firewall_off"
+	// ReasonUnknownProvenance: a served document's provenance could not
+	// be read (gone from the store between the search and the verdict, a
+	// tier this build does not know), so the verdict cannot vouch for
+	// what wrote it and allows no tool class at all.
+	ReasonUnknownProvenance = "unknown_provenance"
 )

@@ -236,4 +236,8 @@ type InstallationReport struct {
 // ReportPolicy is the firewall setting the counts are to be read beside.
 type ReportPolicy struct {
 	FirewallMode string `json:"firewall_mode"`
+	// UntrustedTurnToolClasses is what a turn that served untrusted text
+	// may use under FirewallMode: [read] in enforce mode, every class in
+	// shadow and off mode.
+	UntrustedTurnToolClasses ToolClasses `json:"untrusted_turn_tool_classes"`
 }

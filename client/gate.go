@@ -16,9 +16,11 @@ type gate struct{ failOpen bool }
 // missing verdict is known to be harmless; the default fails closed.
 func FailOpen() GateOption { return func(g *gate) { g.failOpen = true } }
 
-// AllowedTools returns the tools the turn may use under v: all of them when
-// the verdict allows tools, none when it blocks, and none when v is nil or
-// malformed (see Validate) unless FailOpen is given. The input slice is
+// AllowedTools returns the tools the turn may use under v when every tool
+// is a write (no class declared): all of them when the verdict allows
+// tools, none when it blocks, and none when v is nil or malformed (see
+// Validate) unless FailOpen is given. AllowedToolsByClass keeps a
+// host's closed-world reads over untrusted grounding. The input slice is
 // never modified; the result is a copy or nil.
 func AllowedTools[T any](v *ingestd.Verdict, tools []T, opts ...GateOption) []T {
 	var g gate
@@ -38,10 +40,17 @@ func AllowedTools[T any](v *ingestd.Verdict, tools []T, opts ...GateOption) []T 
 }
 
 // Validate reports why a verdict cannot be trusted: nil, an unknown mode
-// or reason, an empty document id, or fields that contradict each other
-// (tools allowed in enforce mode with untrusted grounding, a blocking
-// verdict outside enforce mode, untrusted grounding without document ids,
-// would_block in off mode, ...).
+// or reason, an empty document id, an allowed_tool_classes that is not a
+// set written in order (an unknown class, a repeat), or fields that
+// contradict each other (tools allowed in enforce mode with untrusted
+// grounding, a blocking verdict outside enforce mode, untrusted grounding
+// without document ids, would_block in off mode, tools_allowed without
+// every class or every class without tools_allowed, more than read over
+// untrusted grounding, any class over unknown provenance, ...).
+//
+// A verdict whose AllowedToolClasses is nil (from a server older than
+// the graded verdict, which sent none) is judged as its tools_allowed
+// says: every class or none.
 func Validate(v *ingestd.Verdict) error {
 	if v == nil {
 		return fmt.Errorf("verdict is absent")
@@ -50,6 +59,13 @@ func Validate(v *ingestd.Verdict) error {
 		if id == "" {
 			return fmt.Errorf("an untrusted document id is empty")
 		}
+	}
+	classes := classesOf(v)
+	if !classes.Canonical() {
+		return fmt.Errorf("allowed_tool_classes %v is not a set of read, read_open, write in that order", classes)
+	}
+	if all := classes.Equal(ingestd.AllToolClasses()); all != v.ToolsAllowed {
+		return fmt.Errorf("tools_allowed %v with allowed_tool_classes %v", v.ToolsAllowed, classes)
 	}
 	untrusted := len(v.UntrustedDocumentIDs) > 0
 	switch v.Reason {
@@ -60,7 +76,7 @@ func Validate(v *ingestd.Verdict) error {
 		if v.WouldBlock || !v.ToolsAllowed {
 			return fmt.Errorf("reason %s but tools blocked or would block", v.Reason)
 		}
-	case ingestd.ReasonUntrusted:
+	case ingestd.ReasonUntrusted, ingestd.ReasonUnknownProvenance:
 		if !untrusted {
 			return fmt.Errorf("reason %s without untrusted document ids", v.Reason)
 		}
@@ -76,8 +92,11 @@ func Validate(v *ingestd.Verdict) error {
 	}
 	switch v.Mode {
 	case ingestd.ModeEnforce:
-		if v.Reason == ingestd.ReasonUntrusted && v.ToolsAllowed {
-			return fmt.Errorf("enforce mode allows tools over untrusted grounding")
+		switch {
+		case v.Reason == ingestd.ReasonUntrusted && (classes.Has(ingestd.ToolReadOpen) || classes.Has(ingestd.ToolWrite)):
+			return fmt.Errorf("enforce mode allows more than read over untrusted grounding")
+		case v.Reason == ingestd.ReasonUnknownProvenance && len(classes) > 0:
+			return fmt.Errorf("enforce mode allows tools over unknown provenance")
 		}
 	case ingestd.ModeShadow:
 		if !v.ToolsAllowed {
@@ -91,6 +110,18 @@ func Validate(v *ingestd.Verdict) error {
 		return fmt.Errorf("unknown mode %q", v.Mode)
 	}
 	return nil
+}
+
+// classesOf is the verdict's classes, those its tools_allowed means when
+// it carries none (a server older than the graded verdict).
+func classesOf(v *ingestd.Verdict) ingestd.ToolClasses {
+	switch {
+	case v.AllowedToolClasses != nil:
+		return v.AllowedToolClasses
+	case v.ToolsAllowed:
+		return ingestd.AllToolClasses()
+	}
+	return ingestd.ToolClasses{}
 }
 
 // AllowedToolsJSON is AllowedTools over a raw POST /v1/retrieve (or

@@ -155,7 +155,8 @@ func near(key string, names ...string) bool {
 
 func sameVerdict(a, b *ingestd.Verdict) bool {
 	return a.ToolsAllowed == b.ToolsAllowed && a.Mode == b.Mode && a.Reason == b.Reason &&
-		a.WouldBlock == b.WouldBlock && slices.Equal(a.UntrustedDocumentIDs, b.UntrustedDocumentIDs)
+		a.WouldBlock == b.WouldBlock && slices.Equal(a.UntrustedDocumentIDs, b.UntrustedDocumentIDs) &&
+		(a.AllowedToolClasses == nil) == (b.AllowedToolClasses == nil) && slices.Equal(a.AllowedToolClasses, b.AllowedToolClasses)
 }
 
 // AllowedToolsMCP is AllowedTools over the result of an MCP retrieve call

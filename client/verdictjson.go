@@ -26,7 +26,9 @@ const maxDepth = 10000
 // control character); an absent or null verdict, one that is not an
 // object, lacks a field, has a field it does not know, or a field of the
 // wrong type (tools_allowed and would_block booleans, mode and reason
-// strings, untrusted_document_ids an array of strings). It does not judge
+// strings, untrusted_document_ids and allowed_tool_classes arrays of
+// strings). allowed_tool_classes alone may be absent (a server older than
+// the graded verdict): Validate then judges by tools_allowed. It does not judge
 // the values: Validate does, and AllowedToolsJSON calls both.
 func VerdictFromJSON(body []byte) (*ingestd.Verdict, error) {
 	if !utf8.Valid(body) {
@@ -69,8 +71,8 @@ func VerdictFromJSON(body []byte) (*ingestd.Verdict, error) {
 	return v, nil
 }
 
-// readVerdict reads the verdict object: exactly its five fields, each
-// once, each of its type.
+// readVerdict reads the verdict object: exactly its five fields and
+// allowed_tool_classes when present, each once, each of its type.
 func readVerdict(d *json.Decoder) (*ingestd.Verdict, error) {
 	tok, err := d.Token()
 	if err != nil {
@@ -100,6 +102,13 @@ func readVerdict(d *json.Decoder) (*ingestd.Verdict, error) {
 			v.Reason, err = readString(d, key)
 		case "untrusted_document_ids":
 			v.UntrustedDocumentIDs, err = readStrings(d, key)
+		case "allowed_tool_classes":
+			var cs []string
+			cs, err = readStrings(d, key)
+			v.AllowedToolClasses = ingestd.ToolClasses{}
+			for _, c := range cs {
+				v.AllowedToolClasses = append(v.AllowedToolClasses, ingestd.ToolClass(c))
+			}
 		default:
 			return nil, fmt.Errorf("unknown field %q", key)
 		}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -33,6 +34,13 @@ type Kind struct {
 	// Flavors are the webhook flavours the kind supplies, for
 	// installations of the webhook kind to name. Optional.
 	Flavors []Flavor
+	// VerifiesSenders says the kind reports, when its installation
+	// declares VerifiedSenders, what its boundary MTA verified of each
+	// mail's sender and which of its text is derived
+	// (ingestd.MetaSenderVerifiedDomain and the keys beside it). An
+	// installation of another kind may not declare verified senders: no
+	// item of it would carry the facts the rule reads.
+	VerifiesSenders bool
 }
 
 // Settings is what a connector gets from configuration. cmd owns the
@@ -157,6 +165,25 @@ func (r *Registry) Check(inst ingestd.Installation) error {
 	}
 	if !k.Policy.Allows(inst.Tier) {
 		return ingestd.Errorf(ingestd.EINVALID, "installation %q: kind %q may not declare tier %q (%s)", inst.ID, inst.Kind, inst.Tier, k.Policy.Why)
+	}
+	if vs := inst.VerifiedSenders; vs != nil {
+		switch {
+		case !k.VerifiesSenders:
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q: kind %q does not report verified senders; verified_senders needs a mail kind", inst.ID, inst.Kind)
+		case strings.TrimSpace(vs.AuthservID) == "":
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q: verified_senders needs authserv_id, the authserv-id your boundary MTA writes in Authentication-Results", inst.ID)
+		case len(vs.Domains) == 0:
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q: verified_senders needs domains, the From domains to trust once verified", inst.ID)
+		case !provenance.Valid(vs.Tier):
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q: verified_senders: tier %q is not one of %s", inst.ID, vs.Tier, provenance.ValidList())
+		case !k.Policy.Allows(vs.Tier):
+			return ingestd.Errorf(ingestd.EINVALID, "installation %q: verified_senders: kind %q may not declare tier %q", inst.ID, inst.Kind, vs.Tier)
+		}
+		for _, d := range vs.Domains {
+			if d = strings.TrimSpace(d); d == "" || strings.ContainsAny(d, "@ \t;,") || strings.HasPrefix(d, ".") {
+				return ingestd.Errorf(ingestd.EINVALID, "installation %q: verified_senders: %q is not a domain (write example.com)", inst.ID, d)
+			}
+		}
 	}
 	for key, byValue := range inst.TierByMeta {
 		for v, t := range byValue {

@@ -30,19 +30,32 @@ func ParseMode(s string) (string, error) {
 // declaration in force), read server-side from the store, never taken from
 // the caller.
 //
-// A document is untrusted when provenance.Untrusted says so (untrusted-external
-// or any value this build does not know; undeclared is not) or when tiers has
-// no entry for it (fail closed). The untrusted ids are listed sorted and
-// unique, never nil, in every mode.
+// A document is untrusted when provenance.Untrusted says so
+// (untrusted-external or any value this build does not know; undeclared
+// is not) or when tiers has no entry for it. Its provenance is unknown
+// when tiers has no entry for it (gone from the store between the search
+// and the verdict) or holds a value this build does not know: nothing
+// says what wrote it. The untrusted ids (unknown ones included) are
+// listed sorted and unique, never nil, in every mode.
 //
-// enforce blocks tools when any document is untrusted; shadow allows them and
-// reports in WouldBlock and Reason what enforce would do; off allows them with
-// reason firewall_off. A mode ParseMode would refuse is decided, and reported,
-// as enforce. Decide never reads content.
+// The verdict is graded by tool class (ingestd.ToolClass). enforce allows
+// every class when no document is untrusted (ToolsAllowed); only
+// closed-world reads (ingestd.ToolRead) when one is, with reason
+// untrusted_grounding; and no class when one's provenance is unknown,
+// with reason unknown_provenance. shadow allows every class and reports
+// in WouldBlock and Reason what enforce would do; off allows every class
+// with reason firewall_off. A mode ParseMode would refuse is decided, and
+// reported, as enforce. Decide never reads content.
 func Decide(mode string, docIDs []string, tiers map[string]ingestd.Tier) ingestd.Verdict {
 	untrusted := make([]string, 0, len(docIDs))
+	unknown := false
 	for _, id := range docIDs {
-		if t, ok := tiers[id]; !ok || provenance.Untrusted(t) {
+		t, ok := tiers[id]
+		switch {
+		case !ok || t != "" && !provenance.Valid(t):
+			unknown = true
+			untrusted = append(untrusted, id)
+		case provenance.Untrusted(t):
 			untrusted = append(untrusted, id)
 		}
 	}
@@ -50,19 +63,31 @@ func Decide(mode string, docIDs []string, tiers map[string]ingestd.Tier) ingestd
 	untrusted = slices.Compact(untrusted)
 
 	block := len(untrusted) > 0
-	reason := ingestd.ReasonNoUntrusted
-	if block {
-		reason = ingestd.ReasonUntrusted
+	reason, enforced := ingestd.ReasonNoUntrusted, ingestd.AllToolClasses()
+	switch {
+	case unknown:
+		reason, enforced = ingestd.ReasonUnknownProvenance, ingestd.ToolClasses{}
+	case block:
+		reason, enforced = ingestd.ReasonUntrusted, ingestd.ToolClasses{ingestd.ToolRead}
 	}
-	v := ingestd.Verdict{Mode: mode, Reason: reason, UntrustedDocumentIDs: untrusted, WouldBlock: block}
+	v := ingestd.Verdict{Mode: mode, Reason: reason, UntrustedDocumentIDs: untrusted, WouldBlock: block,
+		ToolsAllowed: true, AllowedToolClasses: ingestd.AllToolClasses()}
 	switch mode {
 	case ingestd.ModeShadow:
-		v.ToolsAllowed = true
 	case ingestd.ModeOff:
-		v.ToolsAllowed, v.Reason, v.WouldBlock = true, ingestd.ReasonOff, false
+		v.Reason, v.WouldBlock = ingestd.ReasonOff, false
 	default:
 		v.Mode = ingestd.ModeEnforce
-		v.ToolsAllowed = !block
+		v.ToolsAllowed, v.AllowedToolClasses = !block, enforced
 	}
 	return v
+}
+
+// UntrustedTurnClasses is what a turn that served untrusted text (of
+// known provenance) may use under mode: the report's policy line.
+func UntrustedTurnClasses(mode string) ingestd.ToolClasses {
+	if mode == ingestd.ModeShadow || mode == ingestd.ModeOff {
+		return ingestd.AllToolClasses()
+	}
+	return ingestd.ToolClasses{ingestd.ToolRead}
 }

@@ -3,15 +3,17 @@ package provenance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ingestd/ingestd"
 )
 
 // Declared is the tier an installation's declaration stamps on an item
-// with the given metadata: the tier of the tier_by_<key> rules the
-// metadata matches (the most restrictive, if several match), else the
-// installation's declared tier. The pipeline stamps with it and
+// with the given metadata: the tier of the tier_by_<key> rules and the
+// verified_senders rule the metadata matches (the most restrictive, if
+// several match), else the installation's declared tier. The pipeline stamps with it and
 // Declarations judges stored documents with it, so the stamp and the tier
 // in force cannot drift apart.
 func Declared(inst ingestd.Installation, meta map[string]string) ingestd.Tier {
@@ -34,11 +36,38 @@ func declared(inst *ingestd.Installation, meta map[string]string) ingestd.Tier {
 			}
 		}
 	}
+	if t, ok := verifiedSender(inst.VerifiedSenders, meta); ok {
+		out, matched = MostRestrictive(out, t), true
+	}
 	if !matched {
 		return inst.Tier
 	}
 	return out
 }
+
+// verifiedSender is the tier an installation's VerifiedSenders declares
+// for an item with the metadata meta, and whether it applies: the item's
+// connector reported its sender verified by the declared authserv-id for
+// one of the declared domains, and reported none of its text derived
+// from someone else's (MetaDerivedContent). Nothing else raises a mail.
+func verifiedSender(vs *ingestd.VerifiedSenders, meta map[string]string) (ingestd.Tier, bool) {
+	if vs == nil || len(meta) == 0 || meta[ingestd.MetaDerivedContent] != "" {
+		return "", false
+	}
+	d, by := meta[ingestd.MetaSenderVerifiedDomain], meta[ingestd.MetaSenderVerifiedBy]
+	if d == "" || by == "" || !strings.EqualFold(by, strings.TrimSpace(vs.AuthservID)) {
+		return "", false
+	}
+	for _, want := range vs.Domains {
+		if strings.EqualFold(d, strings.TrimSpace(want)) {
+			return vs.Tier, true
+		}
+	}
+	return "", false
+}
+
+// verifiedSenderKeys are the metadata keys verifiedSender reads.
+var verifiedSenderKeys = []string{ingestd.MetaDerivedContent, ingestd.MetaSenderVerifiedBy, ingestd.MetaSenderVerifiedDomain}
 
 // Declarations is the tier declaration in force: the installations of the
 // configuration this process loaded. It is the one place that says which
@@ -77,7 +106,11 @@ func Declare(insts []ingestd.Installation) *Declarations {
 			d.order = append(d.order, in.ID)
 		}
 		d.insts[in.ID] = &in
-		for key := range in.TierByMeta {
+		keys := slices.Collect(maps.Keys(in.TierByMeta))
+		if in.VerifiedSenders != nil {
+			keys = append(keys, verifiedSenderKeys...)
+		}
+		for _, key := range keys {
 			if !slices.Contains(d.keys, key) {
 				d.keys = append(d.keys, key)
 			}
@@ -197,6 +230,9 @@ func (d *Declarations) Reach(want []ingestd.Tier) (installations []string, store
 			for _, t := range byValue {
 				least = min(least, rank(t))
 			}
+		}
+		if vs := in.VerifiedSenders; vs != nil {
+			least = min(least, rank(vs.Tier))
 		}
 		if least <= most {
 			installations = append(installations, id)

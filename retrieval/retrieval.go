@@ -433,7 +433,7 @@ func (s *Service) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (
 	}
 	only := nonEmpty(r.Installations)
 	if len(only) == 0 {
-		return s.decl.Report(counts, s.mode), nil
+		return s.report(s.decl, counts), nil
 	}
 	kept := counts[:0:0]
 	for _, c := range counts {
@@ -449,7 +449,7 @@ func (s *Service) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (
 			insts = append(insts, in)
 		}
 	}
-	return provenance.Declare(insts).Report(kept, s.mode), nil
+	return s.report(provenance.Declare(insts), kept), nil
 }
 
 // Document returns one document with every chunk, fenced as stored, and

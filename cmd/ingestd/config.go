@@ -218,6 +218,9 @@ type InstallationConfig struct {
 	// TierByMeta holds tier_by_<meta key> maps, e.g.
 	// tier_by_author_association: {OWNER: trusted-internal}.
 	TierByMeta map[string]map[string]ingestd.Tier
+	// VerifiedSenders is the verified_senders block (see
+	// verifiedSendersConfig); nil without one.
+	VerifiedSenders *ingestd.VerifiedSenders
 
 	line  int
 	block *yaml.Node
@@ -369,6 +372,12 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 					return &configError{path: c.path, line: v.Line, msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
 				}
 				ic.Interval = time.Duration(d)
+			case "verified_senders":
+				var vs verifiedSendersConfig
+				if err := strictDecode(c.path, v, &vs, "verified_senders"); err != nil {
+					return err
+				}
+				ic.VerifiedSenders = vs.declaration()
 			default:
 				if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
 					m := map[string]string{}
@@ -385,7 +394,7 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 					continue
 				}
 				if _, ok := reg.Kind(k.Value); !ok {
-					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
+					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
 				}
 				ic.block = v
 			}
@@ -409,7 +418,9 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 		}
 		if err := reg.Check(ic.Installation()); err != nil {
 			line := keyLines["tier"]
-			if strings.Contains(err.Error(), "tier_by_") {
+			if strings.Contains(err.Error(), "verified_senders") {
+				line = keyLines["verified_senders"]
+			} else if strings.Contains(err.Error(), "tier_by_") {
 				for k, l := range keyLines {
 					if strings.HasPrefix(k, "tier_by_") {
 						line = l
@@ -558,7 +569,8 @@ func (c *Config) Path(p string) string {
 
 // Installation returns the domain installation of an entry.
 func (ic InstallationConfig) Installation() ingestd.Installation {
-	return ingestd.Installation{ID: ic.ID, Kind: ic.Kind, Tier: ingestd.Tier(ic.Tier), Interval: ic.Interval, TierByMeta: ic.TierByMeta}
+	return ingestd.Installation{ID: ic.ID, Kind: ic.Kind, Tier: ingestd.Tier(ic.Tier), Interval: ic.Interval, TierByMeta: ic.TierByMeta,
+		VerifiedSenders: ic.VerifiedSenders}
 }
 
 // decodeBlock decodes the installation's kind block into v strictly.

@@ -44,6 +44,10 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 func printReport(w *terminal, r ingestd.ProvenanceReport, perInst bool) {
 	w.Printf("%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
 		plural(r.Total, "document"), r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
+	if cs := r.Policy.UntrustedTurnToolClasses; cs != nil {
+		w.Printf("policy: a turn that served untrusted text may use tool classes: %s\n",
+			toolClassesText(&ingestd.Verdict{AllowedToolClasses: cs}))
+	}
 	w.Printf("declared: %d, undeclared: %d, orphaned: %d\n", r.Declared, r.Undeclared, r.Orphaned)
 	if r.Orphaned > 0 {
 		w.Printf("note: %d documents belong to an installation that is no longer configured (or now has another kind): they count as %s.\n",

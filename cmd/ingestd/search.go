@@ -171,6 +171,7 @@ func renderVerdict(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions)
 		paint(ansiYellow, "would block in enforce")
 	}
 	w.Println(")")
+	w.Printf("  tool classes allowed: %s\n", toolClassesText(v))
 	if len(v.UntrustedDocumentIDs) > 0 {
 		w.Printf("  untrusted documents: %s\n", strings.Join(v.UntrustedDocumentIDs, ", "))
 	}

@@ -34,7 +34,7 @@ var renderFixture = &ingestd.RetrieveResponse{
 	Rejected: []ingestd.ServedChunk{
 		{DocumentID: "d00000000000000000000000d", Title: "Old plan", Tier: "machine-generated", Score: 0.01, Text: strings.Repeat("word ", 40)},
 	},
-	Verdict: &ingestd.Verdict{ToolsAllowed: false, Mode: "enforce", Reason: "untrusted_grounding", WouldBlock: true,
+	Verdict: &ingestd.Verdict{ToolsAllowed: false, Mode: "enforce", Reason: "untrusted_grounding", WouldBlock: true, AllowedToolClasses: ingestd.ToolClasses{ingestd.ToolRead},
 		UntrustedDocumentIDs: []string{"d00000000000000000000000b"}},
 	ExcludedUntrustedDocuments: 1,
 }

@@ -32,7 +32,8 @@ import (
 
 // Kind registers the files connector.
 var Kind = connectors.Kind{
-	Name: "files",
+	Name:            "files",
+	VerifiesSenders: true,
 	Policy: provenance.AnyTier("a local folder holds whatever its owner copied into it — " +
 		"an internal handbook or an export of a public inbox — so only the owner can say"),
 	New: New,
@@ -83,6 +84,10 @@ type Source struct {
 	// Tests use it to change the tree under a pass; production never sets
 	// it.
 	listed func()
+	// authservID is the boundary MTA's authserv-id of the installation's
+	// verified_senders: its .eml files' items report what that field
+	// verified (mail.SenderFacts). "" without one.
+	authservID string
 }
 
 var (
@@ -107,6 +112,9 @@ func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector
 	src, err := NewSource(inst.ID, cfg, s.Logger)
 	if err != nil {
 		return connectors.Connector{}, err
+	}
+	if vs := inst.VerifiedSenders; vs != nil {
+		src.authservID = vs.AuthservID
 	}
 	return connectors.Connector{Source: src, Reader: src}, nil
 }
@@ -265,7 +273,8 @@ func (s *Source) readRel(ctx context.Context, rel string) ([]ingestd.Item, error
 // readOptions are the caps of the source's configuration and idx, the
 // thread index of its .eml files.
 func (s *Source) readOptions(idx threads) readOptions {
-	return readOptions{maxFileBytes: s.cfg.MaxFileBytes, maxAttachments: s.cfg.MaxAttachments, extract: s.cfg.Extract, threads: idx}
+	return readOptions{maxFileBytes: s.cfg.MaxFileBytes, maxAttachments: s.cfg.MaxAttachments, extract: s.cfg.Extract, threads: idx,
+		authservID: s.authservID}
 }
 
 // isTimeout reports whether err is a document not read in time.

@@ -62,6 +62,7 @@ type readOptions struct {
 	maxAttachments int
 	extract        extract.Config
 	threads        threads // an .eml's thread, by Message-ID (see mailItems)
+	authservID     string  // the boundary whose verification an .eml reports (mail.SenderFacts)
 }
 
 // withDefaults fills the zero caps with their defaults.
@@ -271,6 +272,9 @@ func mailItems(ctx context.Context, it ingestd.Item, data []byte, o readOptions)
 		return nil, mail.Attachments{}, err
 	}
 	mail.AddDefect(it.Meta, att.Defect)
+	for k, v := range mail.SenderFacts(m, o.authservID) {
+		it.Meta[k] = v // the message's own item only: never its children
+	}
 	return append([]ingestd.Item{it}, att.Children...), att, nil
 }
 

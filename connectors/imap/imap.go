@@ -29,7 +29,8 @@ import (
 
 // Kind registers the imap connector.
 var Kind = connectors.Kind{
-	Name: "imap",
+	Name:            "imap",
+	VerifiesSenders: true,
 	Policy: provenance.AnyTier("anyone who knows the address can write into a public mailbox, " +
 		"while an internal list only takes staff — only the owner knows which"),
 	New: New,
@@ -124,6 +125,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now defaults to time.Now; it dates the Since window.
 	Now func() time.Time
+	// AuthservID, when set, is the authserv-id of the boundary MTA whose
+	// Authentication-Results the owner trusts (the installation's
+	// verified_senders): each message's item then reports what that
+	// field verified, and which of its text is derived
+	// (mail.SenderFacts). It reports facts, never a tier.
+	AuthservID string
 	// Backoff is how long to wait before reconnect attempt n (1-based)
 	// within a pass. Default: 500ms doubling, at most 30s.
 	Backoff func(attempt int) time.Duration
@@ -141,6 +148,7 @@ type Source struct {
 	now          func() time.Time
 	backoff      func(int) time.Duration
 	maxReconnect int
+	authservID   string
 }
 
 var (
@@ -158,7 +166,11 @@ func New(inst ingestd.Installation, s connectors.Settings) (connectors.Connector
 			return connectors.Connector{}, fmt.Errorf("decode imap settings: %w", err)
 		}
 	}
-	src, err := NewSource(inst.ID, cfg, &Options{LookupEnv: s.LookupEnv, Logger: s.Logger, Now: s.Now})
+	o := &Options{LookupEnv: s.LookupEnv, Logger: s.Logger, Now: s.Now}
+	if vs := inst.VerifiedSenders; vs != nil {
+		o.AuthservID = vs.AuthservID
+	}
+	src, err := NewSource(inst.ID, cfg, o)
 	if err != nil {
 		return connectors.Connector{}, err
 	}
@@ -249,6 +261,7 @@ func NewSource(installation string, cfg Config, o *Options) (*Source, error) {
 		now:          opts.Now,
 		backoff:      opts.Backoff,
 		maxReconnect: opts.MaxReconnects,
+		authservID:   opts.AuthservID,
 	}
 	if _, err := s.secret(); err != nil {
 		return nil, err

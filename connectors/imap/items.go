@@ -79,7 +79,12 @@ type fetched struct {
 // documents that could not be read, which the parent's Meta["defects"]
 // also names. replyTo are the ids the message answers (its In-Reply-To's
 // contents). The error is ctx's.
-func messageItems(ctx context.Context, installation string, f fetched, m *mail.Message, id string, replyTo []string, o mail.AttachmentOptions) (items []ingestd.Item, att mail.Attachments, err error) {
+//
+// With authservID set, the message's item (never a child: an attached
+// message's header is whatever its forwarder was sent) carries
+// mail.SenderFacts: what the boundary's Authentication-Results verified
+// and which of its text is derived.
+func messageItems(ctx context.Context, installation string, f fetched, m *mail.Message, id string, replyTo []string, o mail.AttachmentOptions, authservID string) (items []ingestd.Item, att mail.Attachments, err error) {
 	created := m.Date
 	if created.IsZero() {
 		created = f.internalDate
@@ -117,6 +122,9 @@ func messageItems(ctx context.Context, installation string, f fetched, m *mail.M
 		return nil, mail.Attachments{}, err
 	}
 	setNonEmpty(it.Meta, "attachments", strings.Join(att.Binary, "; "))
+	for k, v := range mail.SenderFacts(m, authservID) {
+		it.Meta[k] = v
+	}
 	mail.AddDefect(it.Meta, att.Defect)
 	return append([]ingestd.Item{it}, att.Children...), att, nil
 }

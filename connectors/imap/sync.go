@@ -629,7 +629,7 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	}
 	items, att, err := messageItems(ctx, r.s.installation, fetched{
 		mailbox: p.name, uidvalidity: p.cur.UIDValidity, uid: m.uid, raw: m.raw, internalDate: m.internalDate,
-	}, parsed, id, replyTo, mail.AttachmentOptions{Max: cfg.MaxAttachments, Extract: cfg.Extract})
+	}, parsed, id, replyTo, mail.AttachmentOptions{Max: cfg.MaxAttachments, Extract: cfg.Extract}, r.s.authservID)
 	if err != nil {
 		return false, &putError{err}
 	}

@@ -1,10 +1,12 @@
 // Command mcpagent is a minimal agent loop over ingestd's MCP server: for
 // each turn it calls the retrieve tool, puts the fenced chunks into the
-// prompt, and offers the model its tools only when the verdict allows
-// them. The verdict is read by client's gate, which fails
-// closed: a blocked, absent, malformed or self-contradicting verdict (the
-// one in structuredContent and the one in _meta must agree) drops every
-// tool for the turn.
+// prompt, and offers the model the tools whose class the verdict allows:
+// every tool when no untrusted text was served, only the closed-world
+// reads (looking an order up) when it was. The verdict is read by
+// client's gate, which fails closed: an absent, malformed or
+// self-contradicting verdict (the one in structuredContent and the one in
+// _meta must agree) drops every tool for the turn, and a tool the agent
+// does not declare is a write.
 //
 // The model here is a stand-in that prints what it would be given; put
 // your model's call in its place.
@@ -27,6 +29,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/client"
 )
 
@@ -38,8 +41,18 @@ type Tool struct {
 // tools is everything this agent could do. Some of it moves money: text
 // written by a stranger must never decide that.
 var tools = []Tool{
+	{"lookup_order", "Read an order by its number from the order system."},
 	{"send_reply", "Send a reply to the customer."},
 	{"issue_refund", "Refund an order to the original card."},
+}
+
+// classes declares what each tool can do with its arguments. Looking an
+// order up reads what the company holds and reaches nothing the model
+// chooses, so it stays allowed after untrusted text; the others act.
+var classes = client.Classes{
+	"lookup_order": ingestd.ToolRead,
+	"send_reply":   ingestd.ToolWrite,
+	"issue_refund": ingestd.ToolWrite,
 }
 
 func main() {
@@ -94,7 +107,7 @@ func turn(ctx context.Context, s *mcp.ClientSession, q string, out io.Writer) er
 	if res.IsError {
 		return errors.New("retrieve: " + text(res.Content))
 	}
-	allowed := client.AllowedToolsMCP(res, tools)
+	allowed := client.AllowedToolsByClassMCP(res, tools, func(t Tool) ingestd.ToolClass { return classes.Of(t.Name) })
 	var prompt strings.Builder
 	fmt.Fprintf(&prompt, "Question: %s\n\nGrounding (fenced; each fence says how to read it):\n", q)
 	// content is the verdict line, then each chunk in its fence, as the

@@ -78,7 +78,32 @@ func verdictToProto(v *ingestd.Verdict) *ingestdv1.Verdict {
 	return &ingestdv1.Verdict{
 		ToolsAllowed: v.ToolsAllowed, Mode: v.Mode, Reason: v.Reason,
 		UntrustedDocumentIds: v.UntrustedDocumentIDs, WouldBlock: v.WouldBlock,
+		AllowedToolClasses: classesToProto(v.AllowedToolClasses),
 	}
+}
+
+func classesToProto(cs ingestd.ToolClasses) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// classesFromProto keeps the values as sent, unknown ones included, for
+// the client's gate to judge (client.Validate). None is nil: protobuf
+// cannot tell an empty list from a server older than the field, and a
+// nil set is judged by tools_allowed (every class or none), which an
+// empty set over unknown provenance agrees with.
+func classesFromProto(cs []string) ingestd.ToolClasses {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make(ingestd.ToolClasses, len(cs))
+	for i, c := range cs {
+		out[i] = ingestd.ToolClass(c)
+	}
+	return out
 }
 
 func verdictFromProto(pv *ingestdv1.Verdict) *ingestd.Verdict {
@@ -92,6 +117,7 @@ func verdictFromProto(pv *ingestdv1.Verdict) *ingestd.Verdict {
 	return &ingestd.Verdict{
 		ToolsAllowed: pv.GetToolsAllowed(), Mode: pv.GetMode(), Reason: pv.GetReason(),
 		UntrustedDocumentIDs: ids, WouldBlock: pv.GetWouldBlock(),
+		AllowedToolClasses: classesFromProto(pv.GetAllowedToolClasses()),
 	}
 }
 
@@ -125,8 +151,9 @@ func ReportToProto(r ingestd.ProvenanceReport) *ingestdv1.ProvenanceReport {
 	m := &ingestdv1.ProvenanceReport{
 		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared), Orphaned: int64(r.Orphaned),
 		ExternallyAuthored: int64(r.ExternallyAuthored), ExternallyAuthoredPct: r.ExternallyAuthoredPct,
-		Tiers:  sharesToProto(r.Tiers),
-		Policy: &ingestdv1.ReportPolicy{FirewallMode: r.Policy.FirewallMode},
+		Tiers: sharesToProto(r.Tiers),
+		Policy: &ingestdv1.ReportPolicy{FirewallMode: r.Policy.FirewallMode,
+			UntrustedTurnToolClasses: classesToProto(r.Policy.UntrustedTurnToolClasses)},
 	}
 	for _, in := range r.Installations {
 		m.Installations = append(m.Installations, &ingestdv1.InstallationReport{
@@ -142,7 +169,8 @@ func ReportFromProto(m *ingestdv1.ProvenanceReport) ingestd.ProvenanceReport {
 		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()), Orphaned: int(m.GetOrphaned()),
 		ExternallyAuthored: int(m.GetExternallyAuthored()), ExternallyAuthoredPct: m.GetExternallyAuthoredPct(),
 		Tiers: sharesFromProto(m.GetTiers()), Installations: []ingestd.InstallationReport{},
-		Policy: ingestd.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode()},
+		Policy: ingestd.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode(),
+			UntrustedTurnToolClasses: classesFromProto(m.GetPolicy().GetUntrustedTurnToolClasses())},
 	}
 	for _, in := range m.GetInstallations() {
 		r.Installations = append(r.Installations, ingestd.InstallationReport{

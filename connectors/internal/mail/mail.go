@@ -41,6 +41,12 @@ type Message struct {
 	// Defects lists what was broken and recovered from, in the order it was
 	// met: a missing boundary, an unknown charset, malformed base64...
 	Defects []string
+
+	// authResults are the Authentication-Results fields' values, topmost
+	// first, and fromDomain the domain of the one From address (""
+	// unless there is exactly one): what SenderFacts reads.
+	authResults []string
+	fromDomain  string
 }
 
 // Attachment is a part of a message that is not its body.
@@ -195,6 +201,12 @@ func (p *parser) message(raw []byte, depth int) (*Message, error) {
 	m.References = allIDs(h.get("References"))
 	m.Subject = p.decodeHeader("Subject", h.get("Subject"))
 	m.From = strings.Join(p.addresses("From", h.get("From")), ", ")
+	m.fromDomain = fromDomain(h)
+	for _, f := range h {
+		if f.key == "authentication-results" {
+			m.authResults = append(m.authResults, f.value)
+		}
+	}
 	m.To = p.addresses("To", h.all("To"))
 	m.Cc = p.addresses("Cc", h.all("Cc"))
 	if d := h.get("Date"); d != "" {

@@ -315,12 +315,18 @@ type Verdict struct {
 	ToolsAllowed bool                   `protobuf:"varint,1,opt,name=tools_allowed,json=toolsAllowed,proto3" json:"tools_allowed,omitempty"`
 	// mode is enforce, shadow or off.
 	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
-	// reason is no_untrusted_grounding, untrusted_grounding or firewall_off.
+	// reason is no_untrusted_grounding, untrusted_grounding,
+	// unknown_provenance or firewall_off.
 	Reason               string   `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	UntrustedDocumentIds []string `protobuf:"bytes,4,rep,name=untrusted_document_ids,json=untrustedDocumentIds,proto3" json:"untrusted_document_ids,omitempty"`
 	WouldBlock           bool     `protobuf:"varint,5,opt,name=would_block,json=wouldBlock,proto3" json:"would_block,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// allowed_tool_classes is the set of tool classes the turn may use, in
+	// the order read, read_open, write: all three when tools_allowed;
+	// read alone in enforce mode over untrusted grounding; none over
+	// unknown provenance. A class a host does not declare is a write.
+	AllowedToolClasses []string `protobuf:"bytes,6,rep,name=allowed_tool_classes,json=allowedToolClasses,proto3" json:"allowed_tool_classes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Verdict) Reset() {
@@ -386,6 +392,13 @@ func (x *Verdict) GetWouldBlock() bool {
 		return x.WouldBlock
 	}
 	return false
+}
+
+func (x *Verdict) GetAllowedToolClasses() []string {
+	if x != nil {
+		return x.AllowedToolClasses
+	}
+	return nil
 }
 
 type RetrieveResponse struct {
@@ -742,10 +755,14 @@ func (x *InstallationReport) GetTiers() []*TierShare {
 }
 
 type ReportPolicy struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	FirewallMode  string                 `protobuf:"bytes,1,opt,name=firewall_mode,json=firewallMode,proto3" json:"firewall_mode,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	FirewallMode string                 `protobuf:"bytes,1,opt,name=firewall_mode,json=firewallMode,proto3" json:"firewall_mode,omitempty"`
+	// untrusted_turn_tool_classes is what a turn that served untrusted
+	// text may use under firewall_mode: read in enforce mode, every class
+	// in shadow and off mode.
+	UntrustedTurnToolClasses []string `protobuf:"bytes,2,rep,name=untrusted_turn_tool_classes,json=untrustedTurnToolClasses,proto3" json:"untrusted_turn_tool_classes,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ReportPolicy) Reset() {
@@ -783,6 +800,13 @@ func (x *ReportPolicy) GetFirewallMode() string {
 		return x.FirewallMode
 	}
 	return ""
+}
+
+func (x *ReportPolicy) GetUntrustedTurnToolClasses() []string {
+	if x != nil {
+		return x.UntrustedTurnToolClasses
+	}
+	return nil
 }
 
 type ProvenanceReport struct {
@@ -933,14 +957,15 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	" \x01(\tR\x04text\x12\x10\n" +
 	"\x03via\x18\v \x01(\tR\x03via\x12!\n" +
 	"\fheading_path\x18\f \x03(\tR\vheadingPath\x12\x18\n" +
-	"\alocator\x18\r \x01(\tR\alocator\"\xb1\x01\n" +
+	"\alocator\x18\r \x01(\tR\alocator\"\xe3\x01\n" +
 	"\aVerdict\x12#\n" +
 	"\rtools_allowed\x18\x01 \x01(\bR\ftoolsAllowed\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x124\n" +
 	"\x16untrusted_document_ids\x18\x04 \x03(\tR\x14untrustedDocumentIds\x12\x1f\n" +
 	"\vwould_block\x18\x05 \x01(\bR\n" +
-	"wouldBlock\"\xe9\x02\n" +
+	"wouldBlock\x120\n" +
+	"\x14allowed_tool_classes\x18\x06 \x03(\tR\x12allowedToolClasses\"\xe9\x02\n" +
 	"\x10RetrieveResponse\x12+\n" +
 	"\aprimary\x18\x01 \x03(\v2\x11.ingestd.v1.ChunkR\aprimary\x12-\n" +
 	"\bexpanded\x18\x02 \x03(\v2\x11.ingestd.v1.ChunkR\bexpanded\x12-\n" +
@@ -966,9 +991,10 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04tier\x18\x03 \x01(\tR\x04tier\x12\x1c\n" +
 	"\tdocuments\x18\x04 \x01(\x03R\tdocuments\x12+\n" +
-	"\x05tiers\x18\x05 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\"3\n" +
+	"\x05tiers\x18\x05 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\"r\n" +
 	"\fReportPolicy\x12#\n" +
-	"\rfirewall_mode\x18\x01 \x01(\tR\ffirewallMode\"\x8e\x03\n" +
+	"\rfirewall_mode\x18\x01 \x01(\tR\ffirewallMode\x12=\n" +
+	"\x1buntrusted_turn_tool_classes\x18\x02 \x03(\tR\x18untrustedTurnToolClasses\"\x8e\x03\n" +
 	"\x10ProvenanceReport\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x1a\n" +
 	"\bdeclared\x18\x02 \x01(\x03R\bdeclared\x12\x1e\n" +
