@@ -12,17 +12,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
 )
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3";
-// otherwise the module version or "dev".
-var version = ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -285,25 +280,6 @@ func configFlag(fs *flag.FlagSet, e *env) *string {
 		def = "ingestd.yaml"
 	}
 	return fs.String("config", def, "the configuration `file`")
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-func runVersion(_ context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	e.stdout.Printf("ingestd %s\n", versionString())
-	return nil
 }
 
 func splitList(s string) []string {
