@@ -125,11 +125,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 			Now:       time.Now,
 		})
 		if err != nil {
-			var ce *configError
-			if asConfigError(err, &ce) {
-				return nil, err
-			}
-			return nil, &configError{path: cfg.path, line: ic.line, msg: err.Error()}
+			return nil, cfg.buildError(ic, err)
 		}
 		a.insts[inst.ID] = inst
 		a.order = append(a.order, inst.ID)
@@ -188,14 +184,6 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		return nil, fmt.Errorf("record installations: %w", err)
 	}
 	return a, nil
-}
-
-func asConfigError(err error, target **configError) bool {
-	ce, ok := err.(*configError)
-	if ok {
-		*target = ce
-	}
-	return ok
 }
 
 // Close closes the store and releases the data_dir lock.

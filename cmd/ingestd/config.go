@@ -45,6 +45,7 @@ type Config struct {
 	path       string         // the file it came from
 	dir        string         // its directory: relative paths are relative to it
 	lines      map[string]int // the line of each top-level key
+	subLines   map[string]int // the line of each key one level down ("chunking.max_tokens")
 	tokenLines []int          // the line of each auth.tokens entry
 }
 
@@ -268,6 +269,9 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &configError{path: path, msg: "the file is empty: a configuration lists at least its installations (see the examples folder for complete ones)"}
+		}
 		return nil, yamlSyntaxError(path, err)
 	}
 	// One document: a second one would be silently ignored.
@@ -285,10 +289,15 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
 	}
 	doc := root.Content[0]
-	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}}
+	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}, subLines: map[string]int{}}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
 		c.lines[k.Value] = k.Line
+		if v.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				c.subLines[k.Value+"."+v.Content[j].Value] = v.Content[j].Line
+			}
+		}
 		if k.Value != "auth" || v.Kind != yaml.MappingNode {
 			continue
 		}
@@ -532,7 +541,7 @@ func (c *Config) validate(doc *yaml.Node) error {
 	default:
 		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
 	}
-	return nil
+	return c.validateRanges()
 }
 
 // validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].

@@ -92,8 +92,10 @@ var synopses = []synopsis{
 		"ingestd serve on a corpus: cold start to /healthz and /readyz against one scan of every row, resident memory per chunk, and a retrieval load"},
 	{"bench store retrieve", "--dir DIR [--rounds N] [--calls N] [--duration D] [--concurrency N] [--serve-bin B] [--http=false] [--cpuprofile F] [--json]",
 		"the retrieval call on a corpus: p50, p99 and CPU time a call in process, and the rate of concurrent callers in process against as many HTTP clients"},
+	{"check", "",
+		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir) without opening anything: exit 0, or 2 with file:line for each problem"},
 	{"version", "",
-		"print the version"},
+		"print the version, and the VCS revision and time it was built from"},
 }
 
 // line is the synopsis as the usage and the README write it.
@@ -210,6 +212,7 @@ func (e *env) run(ctx context.Context, args []string) int {
 		{"restore", runRestore},
 		{"dlq", runDLQ},
 		{"bench", runBench},
+		{"check", runCheck},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {

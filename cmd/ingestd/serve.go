@@ -145,7 +145,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
+		return &configError{path: a.cfg.path, line: a.cfg.line("listen"), msg: fmt.Sprintf("listen %s: %v (is another serve running? stop it, or give this one another listen address)", a.cfg.Listen, errors.Unwrap(err))}
 	}
 	a.listening(ln.Addr().String())
 	// serve.started: the API answers (retrieval, probes); serve.listening,
