@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -20,12 +21,26 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	fenced := fs.Bool("fenced", false, "print each chunk's fenced text, as a model would read it")
 	exclude := fs.Bool("exclude-untrusted", false, "leave untrusted documents out of all blocks")
 	noExpand := fs.Bool("no-expand", false, "skip the expanded block")
+	noRejected := fs.Bool("no-rejected", false, "skip the rejected block (dismissed approaches)")
+	tiers := fs.String("tiers", "", "comma-separated tiers in force to search (default all)")
+	kinds := fs.String("source-kinds", "", "comma-separated connector kinds to search (default all)")
+	grounding := fs.String("grounding", "", "all (rank every tier together) or auto (untrusted text only when it answers better)")
+	trustedView := fs.Bool("trusted-view", false, "also answer with the blocks exclude_untrusted would serve, and their own verdict")
+	requestID := fs.String("request-id", "", "an id carried into the firewall log")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
 		return &usageError{cmd: "search", msg: "want a query"}
+	}
+	if *topK < 1 || *topK > ingestd.MaxTopK {
+		return &usageError{cmd: "search", msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *topK, ingestd.MaxTopK)}
+	}
+	switch *grounding {
+	case "", ingestd.GroundingAll, ingestd.GroundingAuto:
+	default:
+		return &usageError{cmd: "search", msg: fmt.Sprintf("--grounding %q is not one of all, auto", *grounding)}
 	}
 	query := pos[0]
 	for _, p := range pos[1:] {
@@ -40,13 +55,19 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	expand := !*noExpand
+	expand, rejected := !*noExpand, !*noRejected
 	resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{
 		Query:            query,
 		TopK:             *topK,
 		Installations:    splitList(*insts),
+		Tiers:            splitList(*tiers),
+		SourceKinds:      splitList(*kinds),
 		Expand:           &expand,
+		IncludeRejected:  &rejected,
 		ExcludeUntrusted: *exclude,
+		RequestID:        *requestID,
+		Grounding:        *grounding,
+		TrustedView:      *trustedView,
 	})
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is
@@ -61,7 +82,13 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(resp)
 	}
-	renderSearch(e.stdout, resp, renderOptions{color: e.stdout.isTTY(), fenced: *fenced})
+	o := renderOptions{color: e.stdout.isTTY(), fenced: *fenced}
+	renderSearch(e.stdout, resp, o)
+	if tv := resp.TrustedView; tv != nil {
+		e.stdout.Printf("\ntrusted view (what exclude_untrusted serves, with its own verdict):\n")
+		renderSearch(e.stdout, &ingestd.RetrieveResponse{Primary: tv.Primary, Expanded: tv.Expanded, Rejected: tv.Rejected,
+			Verdict: tv.Verdict, ExcludedUntrustedDocuments: tv.ExcludedUntrustedDocuments}, o)
+	}
 	return nil
 }
 
