@@ -109,6 +109,51 @@ func describeAll(recs []ingestd.ArchiveRecord) []string {
 func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store, fence func(string) string) {
 	archiveFixture(t, s, fence)
 	recs := mustExport(t, s)
+	wantExported(t, recs)
+
+	if err := into.Import(ctx(), recs); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	again := mustExport(t, into)
+	equalStrings(t, "records exported after the round trip", describeAll(again), describeAll(recs))
+
+	// The imported store searches what it holds, as the first did.
+	for _, st := range []ingestd.Store{s, into} {
+		if hits, err := st.SearchText(ctx(), "gamma", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+			t.Fatalf("SearchText gamma = %v, %v", hits, err)
+		}
+		if hits, err := st.SearchVector(ctx(), Axis(4), ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}, 10); err != nil || len(hits) != 1 {
+			t.Fatalf("SearchVector of the rejected block = %v, %v", hits, err)
+		}
+		if hits, err := st.SearchText(ctx(), "zeta", ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusDeleted, ingestd.StatusActive}}, 10); err != nil || len(hits) != 0 {
+			t.Fatalf("a tombstone's text is searchable: %v, %v", hits, err)
+		}
+	}
+	// A chunk's locator travels (the comparison above holds only what
+	// Export reads).
+	for _, st := range []ingestd.Store{s, into} {
+		views, err := st.DocumentChunks(ctx(), []string{ingestd.DocumentID("inst", "a.md")})
+		if err != nil || len(views) != 2 || views[0].Locator != "" || views[1].Locator != "p. 3" {
+			t.Fatalf("chunks of a.md after the round trip = %+v, %v, want the second at p. 3", views, err)
+		}
+	}
+	if ok, err := into.Erased(ctx(), "kid", []string{"t1"}); err != nil || !ok {
+		t.Fatalf("imported tombstone: Erased = %v, %v", ok, err)
+	}
+	facts, err := into.TierFacts(ctx(), []string{ingestd.DocumentID("inst", "b.md")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := facts[ingestd.DocumentID("inst", "b.md")]; f.Tier != "partner-internal" || f.Parent == nil || f.Parent.Tier != ingestd.TierTrustedInternal {
+		t.Fatalf("imported facts %+v: the unknown tier is not kept verbatim, or the parent is lost", f)
+	}
+}
+
+// wantExported checks the export of archiveFixture: the summary first,
+// then installations, tombstones, documents in id order (a tombstoned one
+// with its deletion time, one chunk with its locator) and cursors.
+func wantExported(t *testing.T, recs []ingestd.ArchiveRecord) {
+	t.Helper()
 	if recs[0].Summary == nil {
 		t.Fatalf("the first record is %s, want the summary", describe(recs[0]))
 	}
@@ -150,42 +195,6 @@ func testArchiveRoundTrip(t *testing.T, s, into ingestd.Store, fence func(string
 		t.Fatalf("%d chunks exported with their locator, want 1", located)
 	}
 
-	if err := into.Import(ctx(), recs); err != nil {
-		t.Fatalf("Import: %v", err)
-	}
-	again := mustExport(t, into)
-	equalStrings(t, "records exported after the round trip", describeAll(again), describeAll(recs))
-
-	// The imported store searches what it holds, as the first did.
-	for _, st := range []ingestd.Store{s, into} {
-		if hits, err := st.SearchText(ctx(), "gamma", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
-			t.Fatalf("SearchText gamma = %v, %v", hits, err)
-		}
-		if hits, err := st.SearchVector(ctx(), Axis(4), ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusRejected}}, 10); err != nil || len(hits) != 1 {
-			t.Fatalf("SearchVector of the rejected block = %v, %v", hits, err)
-		}
-		if hits, err := st.SearchText(ctx(), "zeta", ingestd.Filter{Statuses: []ingestd.Status{ingestd.StatusDeleted, ingestd.StatusActive}}, 10); err != nil || len(hits) != 0 {
-			t.Fatalf("a tombstone's text is searchable: %v, %v", hits, err)
-		}
-	}
-	// A chunk's locator travels (the comparison above holds only what
-	// Export reads).
-	for _, st := range []ingestd.Store{s, into} {
-		views, err := st.DocumentChunks(ctx(), []string{ingestd.DocumentID("inst", "a.md")})
-		if err != nil || len(views) != 2 || views[0].Locator != "" || views[1].Locator != "p. 3" {
-			t.Fatalf("chunks of a.md after the round trip = %+v, %v, want the second at p. 3", views, err)
-		}
-	}
-	if ok, err := into.Erased(ctx(), "kid", []string{"t1"}); err != nil || !ok {
-		t.Fatalf("imported tombstone: Erased = %v, %v", ok, err)
-	}
-	facts, err := into.TierFacts(ctx(), []string{ingestd.DocumentID("inst", "b.md")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := facts[ingestd.DocumentID("inst", "b.md")]; f.Tier != "partner-internal" || f.Parent == nil || f.Parent.Tier != ingestd.TierTrustedInternal {
-		t.Fatalf("imported facts %+v: the unknown tier is not kept verbatim, or the parent is lost", f)
-	}
 }
 
 func testImportReplaces(t *testing.T, s ingestd.Store) {

@@ -61,10 +61,47 @@ func testFindDocuments(t *testing.T, s ingestd.Store) {
 }
 
 func testEraseRemoves(t *testing.T, s ingestd.Store) {
-	gone := Doc("inst", "gone.md", ingestd.TierUntrustedExternal, "g")
-	keep := Doc("inst", "keep.md", ingestd.TierUntrustedExternal, "k")
-	dead := Doc("inst", "dead.md", ingestd.TierUntrustedExternal, "d")
-	goneChunks := Chunks(gone, 0, "zebrafish confidential", "second zebrafish part")
+	gone, keep, dead, goneChunks := eraseFixture(t, s)
+	// Load any lazily built index first, so the erasure has to reach it.
+	if hits, err := s.SearchText(ctx(), "zebrafish", ingestd.Filter{}, 10); err != nil || len(hits) != 2 {
+		t.Fatalf("SearchText before erasure = %v, %v", hits, err)
+	}
+	n, err := s.Erase(ctx(), ingestd.Erasure{
+		DocumentIDs: []string{gone.ID, dead.ID, "dmissing"},
+		TextHashes:  []string{"hgone"},
+		Cursors: []ingestd.Cursor{
+			{Installation: "inst", Key: "event-at:gone.md"},
+			{Installation: "inst", Key: "map", Value: "keep.md"},
+		},
+		Tombstones: []ingestd.Tombstone{{Key: "k-gone", KeyID: "kid", Kind: ingestd.TombstoneDocument, Installation: "inst", CreatedAt: t0}},
+	})
+	if err != nil {
+		t.Fatalf("Erase: %v", err)
+	}
+	want := ingestd.ErasureCounts{Documents: 2, Chunks: 2, Links: 2, CachedEmbeddings: 2, Cursors: 2, Tombstones: 1}
+	if n != want {
+		t.Fatalf("Erase counts %+v, want %+v", n, want)
+	}
+	wantErased(t, s, gone, keep, dead, goneChunks)
+	if hits, err := s.SearchText(ctx(), "ordinary", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
+		t.Fatalf("the other document after erasure = %v, %v", hits, err)
+	}
+	// Erasing nothing (again) is no error.
+	if n, err := s.Erase(ctx(), ingestd.Erasure{DocumentIDs: []string{gone.ID}}); err != nil || n.Documents != 0 {
+		t.Fatalf("second Erase = %+v, %v", n, err)
+	}
+}
+
+// eraseFixture writes what testEraseRemoves erases: gone (two chunks,
+// linked both ways with keep), keep, dead (deleted), cached embeddings
+// under two embedders, cursors naming gone and keep, and a pass of inst
+// and one of another installation whose cursor summaries name gone.
+func eraseFixture(t *testing.T, s ingestd.Store) (gone, keep, dead *ingestd.Document, goneChunks []ingestd.Chunk) {
+	t.Helper()
+	gone = Doc("inst", "gone.md", ingestd.TierUntrustedExternal, "g")
+	keep = Doc("inst", "keep.md", ingestd.TierUntrustedExternal, "k")
+	dead = Doc("inst", "dead.md", ingestd.TierUntrustedExternal, "d")
+	goneChunks = Chunks(gone, 0, "zebrafish confidential", "second zebrafish part")
 	MustPut(t, s, gone, goneChunks, []ingestd.Link{link(gone.ID, keep.ID, "reply")})
 	MustPut(t, s, keep, Chunks(keep, 2, "ordinary words"), []ingestd.Link{link(keep.ID, gone.ID, "xref")})
 	MustPut(t, s, dead, Chunks(dead, 3, "dead words"), nil)
@@ -92,26 +129,14 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 			t.Fatal(err)
 		}
 	}
-	// Load any lazily built index first, so the erasure has to reach it.
-	if hits, err := s.SearchText(ctx(), "zebrafish", ingestd.Filter{}, 10); err != nil || len(hits) != 2 {
-		t.Fatalf("SearchText before erasure = %v, %v", hits, err)
-	}
-	n, err := s.Erase(ctx(), ingestd.Erasure{
-		DocumentIDs: []string{gone.ID, dead.ID, "dmissing"},
-		TextHashes:  []string{"hgone"},
-		Cursors: []ingestd.Cursor{
-			{Installation: "inst", Key: "event-at:gone.md"},
-			{Installation: "inst", Key: "map", Value: "keep.md"},
-		},
-		Tombstones: []ingestd.Tombstone{{Key: "k-gone", KeyID: "kid", Kind: ingestd.TombstoneDocument, Installation: "inst", CreatedAt: t0}},
-	})
-	if err != nil {
-		t.Fatalf("Erase: %v", err)
-	}
-	want := ingestd.ErasureCounts{Documents: 2, Chunks: 2, Links: 2, CachedEmbeddings: 2, Cursors: 2, Tombstones: 1}
-	if n != want {
-		t.Fatalf("Erase counts %+v, want %+v", n, want)
-	}
+	return gone, keep, dead, goneChunks
+}
+
+// wantErased checks that nothing of gone and dead is left in any role
+// after eraseFixture's erasure, and that keep, the other embedder's
+// vectors of keep and the other installation's pass are.
+func wantErased(t *testing.T, s ingestd.Store, gone, keep, dead *ingestd.Document, goneChunks []ingestd.Chunk) {
+	t.Helper()
 	for _, id := range []string{gone.ID, dead.ID} {
 		_, err := s.Document(ctx(), id)
 		wantCode(t, err, ingestd.ENOTFOUND)
@@ -154,13 +179,6 @@ func testEraseRemoves(t *testing.T, s ingestd.Store) {
 		if got := runs[0]; got.Cursors != want || got.Seen == 0 {
 			t.Errorf("%s's pass after erasure: cursors %q, seen %d; want cursors %q and the counts kept", inst, got.Cursors, got.Seen, want)
 		}
-	}
-	if hits, err := s.SearchText(ctx(), "ordinary", ingestd.Filter{}, 10); err != nil || len(hits) != 1 {
-		t.Fatalf("the other document after erasure = %v, %v", hits, err)
-	}
-	// Erasing nothing (again) is no error.
-	if n, err := s.Erase(ctx(), ingestd.Erasure{DocumentIDs: []string{gone.ID}}); err != nil || n.Documents != 0 {
-		t.Fatalf("second Erase = %+v, %v", n, err)
 	}
 }
 
