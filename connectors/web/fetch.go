@@ -187,17 +187,7 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 	client := &http.Client{Transport: f.tr, CheckRedirect: f.checkRedirect(within, t)}
 	resp, err := client.Do(req)
 	if err != nil {
-		if re, ok := IsRefused(onHop(err, t)); ok {
-			return nil, re
-		}
-		var ie *ingestd.Error
-		if errors.As(err, &ie) {
-			return nil, ie
-		}
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "%s: no response within %s", u.Redacted(), f.timeout)
-		}
-		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+		return nil, f.doError(ctx, u, t, err)
 	}
 	defer resp.Body.Close()
 	// Every hop was checked; the final URL is checked again here so that
@@ -248,6 +238,23 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 	}
 	out.Body = append(head, rest...)
 	return out, nil
+}
+
+// doError is what a failed request of u returns: the refusal of a
+// redirect hop (t), an application error from the transport (the
+// guard's), EUNAVAILABLE when the timeout passed, else err wrapped.
+func (f *fetcher) doError(ctx context.Context, u *url.URL, t *trail, err error) error {
+	if re, ok := IsRefused(onHop(err, t)); ok {
+		return re
+	}
+	var ie *ingestd.Error
+	if errors.As(err, &ie) {
+		return ie
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "%s: no response within %s", u.Redacted(), f.timeout)
+	}
+	return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 }
 
 // newRequest is the GET of u: our user agent, the media types a accepts,

@@ -108,13 +108,7 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 			listBinary(a)
 			continue
 		}
-		name := a.Filename
-		if name == "" {
-			name = "attachment"
-			if a.Message != nil {
-				name = "message.eml"
-			}
-		}
+		name := attachmentName(a)
 		frag := fmt.Sprintf("attachment/%d/%s", i+1, strings.ReplaceAll(name, "/", "_"))
 		id := parent.ExternalID + "#" + frag
 		if taken >= max {
@@ -165,6 +159,18 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 	}
 	out.Defect = strings.Join(defects, "; ")
 	return out, nil
+}
+
+// attachmentName is a's file name, else "message.eml" for an attached
+// message and "attachment" for anything else.
+func attachmentName(a Attachment) string {
+	if a.Filename != "" {
+		return a.Filename
+	}
+	if a.Message != nil {
+		return "message.eml"
+	}
+	return "attachment"
 }
 
 // attachmentChild is the item of attachment a of parent, under the
