@@ -136,7 +136,7 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 			os.Remove(f.Name())
 			return err
 		}
-		if err := placeNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
+		if err := private.PlaceNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
 			os.Remove(f.Name())
 			return err
 		}
@@ -552,23 +552,4 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	fmt.Fprintf(e.stdout, "restored %s (schema version %d) into %s\n", plural(info.Documents, "document"), info.SchemaVersion, dst)
 	return nil
-}
-
-// placeNew moves the file tmp to path unless path exists: then it returns
-// an error that is os.ErrExist and tmp stays. It links tmp to path, which
-// fails if path appeared since anyone checked, and removes tmp; on a file
-// system without hard links it renames after checking that path is
-// absent.
-func placeNew(tmp, path string) error {
-	err := os.Link(tmp, path)
-	if err == nil {
-		return os.Remove(tmp)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if _, serr := os.Lstat(path); serr == nil {
-		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
-	}
-	return os.Rename(tmp, path)
 }
