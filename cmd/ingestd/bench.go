@@ -355,7 +355,7 @@ func grpcCall(hc *http.Client, o benchOptions) func(context.Context, string) err
 			return err
 		}
 		if resp.Verdict == nil {
-			return fmt.Errorf("Retrieve: answer without a verdict")
+			return fmt.Errorf("retrieve: answer without a verdict")
 		}
 		return nil
 	}
