@@ -85,8 +85,8 @@ func TestMigrationsNumbered(t *testing.T) {
 		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
 	}
 	for _, m := range ms {
-		if m.sql == "" {
-			t.Fatalf("migration %s is empty", m.name)
+		if m.SQL == "" {
+			t.Fatalf("migration %s is empty", m.Name)
 		}
 	}
 }

@@ -22,8 +22,8 @@ func TestMigrationsNumbered(t *testing.T) {
 		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
 	}
 	for _, m := range ms {
-		if strings.TrimSpace(m.sql) == "" {
-			t.Fatalf("migration %s is empty", m.name)
+		if strings.TrimSpace(m.SQL) == "" {
+			t.Fatalf("migration %s is empty", m.Name)
 		}
 	}
 }
