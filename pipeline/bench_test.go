@@ -78,7 +78,7 @@ func BenchmarkIngest10k(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		st := openBenchStore(b)
-		p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(384), st)})
+		p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(384), nil)})
 		if err != nil {
 			b.Fatal(err)
 		}

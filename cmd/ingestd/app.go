@@ -151,7 +151,11 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		a.store.Close()
 		return nil, err
 	}
-	a.embedder = embedder.NewCached(inner, a.store)
+	var cache embedder.Cache // the lexical embedder is cheaper to run than to cache
+	if cfg.Embedder.Kind == "openai" {
+		cache = a.store
+	}
+	a.embedder = embedder.NewCached(inner, cache)
 	a.pipe, err = pipeline.New(pipeline.Options{
 		Store:    a.store,
 		Embedder: a.embedder,

@@ -91,7 +91,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	lex := embedder.NewLexical(*dims)
 	benchApp := func(driver string, s ingestd.Store, m maintainer) *app {
 		cfg := &Config{Store: StoreConfig{Driver: driver}, Embedder: EmbedderConfig{Kind: "lexical", Dims: *dims}}
-		return &app{cfg: cfg, store: s, maint: m, embedder: embedder.NewCached(lex, s), keys: keys}
+		return &app{cfg: cfg, store: s, maint: m, embedder: embedder.NewCached(lex, nil), keys: keys}
 	}
 	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
