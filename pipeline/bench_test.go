@@ -63,7 +63,7 @@ func openBenchStore(b *testing.B) *sqlite.Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
+	b.Cleanup(func() { st.Close(context.Background()) })
 	return st
 }
 

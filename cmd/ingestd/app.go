@@ -142,13 +142,13 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		return nil, err
 	}
 	if a.keys, err = a.erasureKeys(e); err != nil {
-		a.store.Close()
+		a.store.Close(context.Background())
 		return nil, err
 	}
 	a.gate = &erasure.Gate{Keys: a.keys, Store: a.store}
 	inner, err := newEmbedder(cfg, e)
 	if err != nil {
-		a.store.Close()
+		a.store.Close(context.Background())
 		return nil, err
 	}
 	var cache embedder.Cache // the lexical embedder is cheaper to run than to cache
@@ -169,7 +169,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		Logger: a.log,
 	})
 	if err != nil {
-		a.store.Close()
+		a.store.Close(context.Background())
 		return nil, err
 	}
 	a.health, err = health.New(health.Options{
@@ -184,11 +184,11 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		Logger:         a.log,
 	})
 	if err != nil {
-		a.store.Close()
+		a.store.Close(context.Background())
 		return nil, err
 	}
 	if err := a.store.PutInstallations(ctx, a.installations()); err != nil {
-		a.store.Close()
+		a.store.Close(context.Background())
 		return nil, fmt.Errorf("record installations: %w", err)
 	}
 	return a, nil
@@ -204,7 +204,7 @@ func asConfigError(err error, target **configError) bool {
 
 // Close closes the store and releases the data_dir lock.
 func (a *app) Close() error {
-	err := a.store.Close()
+	err := a.store.Close(context.Background())
 	a.lock.Close()
 	return err
 }

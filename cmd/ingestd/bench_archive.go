@@ -97,7 +97,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer src.Close(context.Background())
 	fmt.Fprintf(e.stderr, "bench archive: writing %d documents of %d chunks\n", *docs, *per)
 	put, err := fillArchiveBench(ctx, src, lex, "bench", *docs, *per)
 	if err != nil {
@@ -175,7 +175,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer dst.Close()
+	defer dst.Close(context.Background())
 	if err := timed("import sqlite", func() error {
 		_, err := importArchive(ctx, benchApp("sqlite", dst, dst), open, false, func(int) {})
 		return err
@@ -187,7 +187,7 @@ func runBenchArchive(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		defer pg.Close()
+		defer pg.Close(context.Background())
 		a := benchApp("postgres", pg, nil)
 		a.pg = pg
 		if err := timed("import postgres", func() error {

@@ -200,7 +200,7 @@ func Restore(ctx context.Context, src, path string, o RestoreOptions) (FileInfo,
 	s, err := Open(ctx, tmp, &Options{FenceCheck: o.FenceCheck})
 	if err == nil {
 		err = s.refence(ctx, o.Refence)
-		if cerr := s.Close(); err == nil {
+		if cerr := s.Close(context.Background()); err == nil {
 			err = cerr
 		}
 	}

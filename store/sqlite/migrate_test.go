@@ -97,7 +97,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 		go func() {
 			s, err := Open(context.Background(), path, nil)
 			if err == nil {
-				err = s.Close()
+				err = s.Close(context.Background())
 			}
 			errs <- err
 		}()

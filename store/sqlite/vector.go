@@ -421,12 +421,12 @@ func (v *vectors) reset() {
 
 // close saves a snapshot of the indexes if they took anything in since
 // the last one, then frees them.
-func (v *vectors) close() error {
+func (v *vectors) close(ctx context.Context) error {
 	v.snapWG.Wait()
 	v.syncMu.Lock()
 	defer v.syncMu.Unlock()
 	var err error
-	if v.loaded && v.snapPending > 0 {
+	if v.loaded && v.snapPending > 0 && ctx.Err() == nil {
 		if err = v.writeSnapshot(); err != nil {
 			v.s.log.Warn("store.index_snapshot_failed", "error", err.Error())
 		}
