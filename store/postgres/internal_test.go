@@ -117,7 +117,7 @@ func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
 	s.hnsw = HNSW{M: 12, EfConstruction: 48} // as if reopened with other options
 
 	var reader pgx.Tx
-	testHookBeforeSwap = func() {
+	s.beforeSwap = func() {
 		var err error
 		if reader, err = s.pool.Begin(ctx); err == nil {
 			_, err = reader.Exec(ctx, "SELECT count(*) FROM chunks")
@@ -129,7 +129,6 @@ func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
 	var rebuildErr error
 	done := make(chan struct{})
 	t.Cleanup(func() {
-		testHookBeforeSwap = func() {}
 		if reader != nil {
 			reader.Rollback(ctx) // lets a stuck rebuild finish before the store closes
 		}

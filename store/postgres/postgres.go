@@ -90,6 +90,9 @@ type Store struct {
 	log            *slog.Logger
 	url            string // without the password, for messages
 	fenceCheck     ingestd.FenceCheck
+	// beforeSwap, when set, runs in RebuildVectorIndex between the build
+	// and the swap (a test holds a reader there).
+	beforeSwap func()
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
