@@ -462,7 +462,7 @@ func buildObjStmPDF(objs []string, packed map[int]bool, filter string) []byte {
 		entries[num] = entry{1, b.Len(), 0}
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", num, o)
 	}
-	raw := append([]byte(header.String()), body.Bytes()...)
+	raw := append(bytes.Clone(header.Bytes()), body.Bytes()...)
 	var z bytes.Buffer
 	w := zlib.NewWriter(&z)
 	w.Write(raw)
