@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -44,7 +43,7 @@ func TestRescoreReadsOnlyWhatCanRank(t *testing.T) {
 	for qi := range 60 {
 		q := vec()
 		limit := []int{1, 5, 10, 30}[qi%4]
-		cands := s.vec.search(q, ingestd.Filter{}, rescoreCandidates(limit))
+		cands, _ := s.vec.search(q, ingestd.Filter{}, rescoreCandidates(limit))
 		got, err := s.rescore(ctx, q, cands, limit)
 		if err != nil {
 			t.Fatal(err)
@@ -53,13 +52,12 @@ func TestRescoreReadsOnlyWhatCanRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slices.SortFunc(every, func(a, b vecHit) int {
-			return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
-		})
 		var want []ingestd.Hit
-		for _, h := range every[:min(limit, len(every))] {
+		for _, h := range every {
 			want = append(want, h.hit)
 		}
+		ingestd.SortHits(want)
+		want = want[:min(limit, len(want))]
 		if !slices.Equal(got, want) {
 			t.Fatalf("query %d, limit %d: rescored\n%v\nrescoring every candidate\n%v", qi, limit, got, want)
 		}

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store, fence func(text st
 		{"Ping", testPing},
 	}
 	tests = append(tests, lifecycleTests(open, fence)...)
+	tests = append(tests, orderTests(open)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.fn(t, open(t))
