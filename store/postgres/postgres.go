@@ -66,6 +66,13 @@ type Options struct {
 	// query of common words; beyond it a pass ranks the chunks the index
 	// yields first rather than the best.
 	TextCandidates int
+	// ExactVectors is how many vectors the store may hold and still
+	// answer every vector search exactly, scoring every vector the filter
+	// allows instead of walking the HNSW index; default 20,000, negative
+	// means never. Below it an answer cannot depend on the order vectors
+	// were written in (the graph's shape does); a search then costs a scan
+	// of the vectors, which grows with the store (docs/DESIGN.md).
+	ExactVectors int
 	// FenceCheck is the one fence's check (firewall.Check), asked of
 	// every chunk Import takes; nil means the store imports no chunk
 	// (ingestd.CheckArchived).
@@ -85,11 +92,13 @@ type Store struct {
 	dims int
 	// textCandidates is Options.TextCandidates with its default.
 	textCandidates int
-	hnsw           HNSW // the graph Options ask for
-	now            func() time.Time
-	log            *slog.Logger
-	url            string // without the password, for messages
-	fenceCheck     ingestd.FenceCheck
+	// exactVectors is Options.ExactVectors with its default (-1: never).
+	exactVectors int64
+	hnsw         HNSW // the graph Options ask for
+	now          func() time.Time
+	log          *slog.Logger
+	url          string // without the password, for messages
+	fenceCheck   ingestd.FenceCheck
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -115,6 +124,14 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	}
 	if s.textCandidates <= 0 {
 		s.textCandidates = 1000
+	}
+	switch {
+	case o.ExactVectors < 0:
+		s.exactVectors = -1
+	case o.ExactVectors == 0:
+		s.exactVectors = 20_000
+	default:
+		s.exactVectors = int64(o.ExactVectors)
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -1,10 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,13 +32,23 @@ import (
 //  4. chunks holding other words only.
 //
 // Passes 2 to 4 rank by ts_rank over all the words (more words rank
-// higher). Word rarity is the planner's own estimate: the most common
-// lexemes of the chunks' tsvector column that ANALYZE (autovacuum) keeps in
-// pg_stats; a word not among them counts as rarer than all that are, and
-// without statistics the words keep their lexeme order. When more chunks
-// match a pass than it may rank, it ranks those the GIN index yields first
-// (in storage order), so the hits of a very common word are good matches,
-// not necessarily the best ones. Returns EINVALID for limit < 1.
+// higher). A word's rarity is how many chunks hold it (or an
+// alternative), counted up to rarityCap: words held by more are equally
+// common, and equally rare words are taken in lexeme order. When
+// more chunks match a pass than it may rank, it ranks those
+// the GIN index yields first (in storage order), so the hits of a very
+// common word are good matches, not necessarily the best ones. Within a
+// pass, equal ranks come in chunk id order.
+//
+// So while no pass matches more than TextCandidates chunks, the answer is
+// a function of the stored chunks and the request: not of the order they
+// were written in, nor of when ANALYZE last sampled the table (the
+// planner's statistics, which rarity used to come from, differ between a
+// store that was synced and one that was imported). Past that cap it
+// depends on storage order, which is the price of the cap: choosing the
+// candidates by anything stored in the row (their ids, say) reads every
+// matching row, which is what ranking them all costs (docs/DESIGN.md).
+// Returns EINVALID for limit < 1.
 func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
@@ -57,21 +66,32 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 }
 
 // textPasses are SearchText's passes in order: the condition on chunk c
-// (besides the filter) and its rank. In q, rarest is the rarest word's
-// tsquery and others the other words' joined by OR (NULL for a one-word
-// query, which so leaves passes 2 to 4 empty).
+// (besides the filter) and its rank. q holds every word's tsquery joined
+// by OR (any_word) and by AND (all_words); in r, rarest is the rarest
+// word's tsquery and others the other words' joined by OR (NULL for a
+// one-word query, which so leaves passes 2 to 4 empty).
 var textPasses = []struct{ cond, rank string }{
 	{"c.search @@ q.all_words", "ts_rank_cd(c.search, q.any_word)"},
-	{"c.search @@ (q.rarest && q.others) AND NOT c.search @@ q.all_words", "ts_rank(c.search, q.any_word)"},
-	{"c.search @@ q.rarest AND NOT c.search @@ q.others", "ts_rank(c.search, q.any_word)"},
-	{"c.search @@ q.others AND NOT c.search @@ q.rarest", "ts_rank(c.search, q.any_word)"},
+	{"c.search @@ (r.rarest && r.others) AND NOT c.search @@ q.all_words", "ts_rank(c.search, q.any_word)"},
+	{"c.search @@ r.rarest AND NOT c.search @@ r.others", "ts_rank(c.search, q.any_word)"},
+	{"c.search @@ r.others AND NOT c.search @@ r.rarest", "ts_rank(c.search, q.any_word)"},
 }
+
+// rarityCap is how many chunks holding a word SearchText counts to tell
+// how rare it is. Each counted chunk is a heap read (the planner's
+// statistics would cost none, but they are a sample taken when ANALYZE
+// last ran, so two stores of one corpus disagree); a word held by more
+// chunks is common enough that passes 2 and 3, which lead with the
+// rarest word, gain little from knowing how common.
+const rarityCap = 100
 
 // searchTextSQL is SearchText's statement for the filter condition where:
 // $1 is the query, $2 the limit, $3 how many candidates a pass may rank.
 //
-// words and q are made once (MATERIALIZED) and drive the GIN index as
-// parameters. Each pass picks its candidates in a subquery with LIMIT $3
+// words, q and r are made once (MATERIALIZED) and drive the GIN index as
+// parameters; r, which counts each word's chunks (up to rarityCap) to find the
+// rarest, is read only by passes 2 to 4, so a query pass 1 answers never
+// counts. Each pass picks its candidates in a subquery with LIMIT $3
 // (a bitmap scan that stops after $3 rows pass the filter), then ranks
 // only those. A later pass is a one-time filter on the row counts of the
 // passes before it, so it reads nothing when they have limit rows. The
@@ -90,17 +110,17 @@ func searchTextSQL(where string) string {
 	b.WriteString(`WITH words AS MATERIALIZED (
 			SELECT w.word,
 				(SELECT ingestd_tsquery_or(plainto_tsquery('simple', x.word)) FROM (SELECT w.word
-					UNION SELECT alternative FROM lexeme_alternatives WHERE lexeme = w.word) AS x) AS query,
-				coalesce(st.freqs[array_position(st.elems, w.word)], 0) AS freq
-			FROM (SELECT word FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS word LIMIT 32) AS w
-			LEFT JOIN (SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
-				FROM pg_stats
-				WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'search' AND NOT inherited
-				LIMIT 1) AS st ON true),
-		rarest AS MATERIALIZED (SELECT word, query FROM words ORDER BY freq, word LIMIT 1),
+					UNION SELECT alternative FROM lexeme_alternatives WHERE lexeme = w.word) AS x) AS query
+			FROM (SELECT word FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS word LIMIT 32) AS w),
 		q AS MATERIALIZED (
-			SELECT ingestd_tsquery_or(w.query) AS any_word, ingestd_tsquery_and(w.query) AS all_words,
-				r.query AS rarest, ingestd_tsquery_or(w.query) FILTER (WHERE w.word <> r.word) AS others
+			SELECT ingestd_tsquery_or(w.query) AS any_word, ingestd_tsquery_and(w.query) AS all_words
+			FROM words w),
+		rarest AS MATERIALIZED (
+			SELECT w.word, w.query FROM words w
+			ORDER BY (SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.search @@ w.query LIMIT ` + strconv.Itoa(rarityCap) + `) AS m), w.word
+			LIMIT 1),
+		r AS MATERIALIZED (
+			SELECT r.query AS rarest, ingestd_tsquery_or(w.query) FILTER (WHERE w.word <> r.word) AS others
 			FROM words w, rarest r
 			GROUP BY r.word, r.query)`)
 	var counts []string
@@ -109,14 +129,18 @@ func searchTextSQL(where string) string {
 		if len(counts) > 0 {
 			cond = strings.Join(counts, " + ") + " < $2 AND " + cond
 		}
+		from := "q"
+		if i > 0 {
+			from = "q, r" // rarest is counted only when a later pass runs
+		}
 		fmt.Fprintf(&b, `,
 		pass%d AS (
-			SELECT c.id, c.document_id, %s AS score, c.seq
-			FROM q, (SELECT c.id, c.document_id, c.search, c.seq FROM q, chunks c
+			SELECT c.id, c.document_id, %s AS score
+			FROM q, (SELECT c.id, c.document_id, c.search FROM %s, chunks c
 				WHERE %s AND %s
 				LIMIT $3) AS c
-			ORDER BY score DESC, c.seq
-			LIMIT $2)`, i, p.rank, cond, where)
+			ORDER BY score DESC, c.id
+			LIMIT $2)`, i, p.rank, from, cond, where)
 		counts = append(counts, fmt.Sprintf("(SELECT count(*) FROM pass%d)", i))
 	}
 	b.WriteString(`
@@ -126,21 +150,30 @@ func searchTextSQL(where string) string {
 			b.WriteString(`
 			UNION ALL `)
 		}
-		fmt.Fprintf(&b, "SELECT id, document_id, score, seq, %d AS pass FROM pass%d", i, i)
+		fmt.Fprintf(&b, "SELECT id, document_id, score, %d AS pass FROM pass%d", i, i)
 	}
 	b.WriteString(`) AS h
-		ORDER BY pass, score DESC, seq
+		ORDER BY pass, score DESC, id
 		LIMIT $2`)
 	return b.String()
 }
 
-// SearchVector ranks chunks by cosine similarity to v, best first, walking
-// the HNSW index (hnsw.ef_search from Options; filtered searches continue
-// with pgvector's iterative scan until they have limit rows or have read
-// hnsw.max_scan_tuples). Only vectors of one embedder are compared:
-// f.EmbedderID, or when empty the embedder of the most recently written
-// vector. A v whose length is not the store's Dims compares nothing.
-// Returns EINVALID for an empty v or limit < 1.
+// SearchVector ranks chunks by cosine similarity to v, best first, ties
+// by chunk id. Only vectors of one embedder are compared: f.EmbedderID, or
+// when empty the embedder of the most recently written vector. A v whose
+// length is not the store's Dims compares nothing. Returns EINVALID for
+// an empty v or limit < 1.
+//
+// While the store holds at most ExactVectors vectors (Options) the answer
+// is exact: every vector the filter allows is scored (a sequential scan
+// and a top-limit sort), so it is a function of the corpus and the query
+// alone. Above that it walks the HNSW index (hnsw.ef_search from Options;
+// filtered searches continue with pgvector's iterative scan until they
+// have enough rows or have read hnsw.max_scan_tuples) for
+// vectorOverfetch(limit) candidates, scores them exactly and keeps the
+// best limit: the graph, which depends on the order vectors were written
+// in, then decides only which near neighbours it finds, not their scores
+// or order.
 func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
@@ -151,26 +184,58 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	if len(v) != s.dims {
 		return nil, nil // every stored vector has s.dims dimensions
 	}
-	where, args := filterSQL(f, 4)
+	where, args := filterSQL(f, 6)
 	if where == "" {
 		return nil, nil
 	}
-	// An empty $3 means the embedder of the newest vector (one backward
-	// step on the vector_seq index).
-	sql := `SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
-		FROM chunks c
-		WHERE c.embedder_id = coalesce(nullif($3::text, ''),
-			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))
-		AND ` + where + `
-		ORDER BY c.embedding <=> $1
-		LIMIT $2`
-	hits, err := s.hits(ctx, "search vectors", sql, append([]any{pgvector.NewVector(v), limit, f.EmbedderID}, args...))
+	hits, err := s.hits(ctx, "search vectors", searchVectorSQL(where),
+		append([]any{pgvector.NewVector(v), limit, f.EmbedderID, s.exactVectors, vectorOverfetch(limit)}, args...))
 	if err != nil {
 		return nil, err
 	}
 	// The iterative scan's relaxed order may swap near neighbours.
-	slices.SortStableFunc(hits, func(a, b ingestd.Hit) int { return cmp.Compare(b.Score, a.Score) })
-	return hits, nil
+	ingestd.SortHits(hits)
+	return hits[:min(limit, len(hits))], nil
+}
+
+// vectorOverfetch is how many candidates the HNSW path asks the index
+// for to return limit hits: more than limit, so that a run of equal
+// scores cut by the limit, and near neighbours the relaxed order put
+// late, are all scored before the best limit are kept.
+func vectorOverfetch(limit int) int { return 2*limit + 8 }
+
+// searchVectorSQL is SearchVector's statement for the filter condition
+// where: $1 is the query vector, $2 the limit, $3 the embedder (empty
+// means the embedder of the newest vector: one backward step on the
+// vector_seq index), $4 ExactVectors and $5 how many candidates the
+// index path fetches.
+//
+// n counts the store's vectors up to $4 + 1 on the narrow vector_seq
+// index, so the count costs at most $4 index entries however large the
+// store; a table the statistics put at over four times $4 rows (chunks
+// with or without vectors) is not counted at all, as it holds more than
+// $4 vectors unless it shrank fourfold since autovacuum last looked.
+// Each branch is a one-time filter on it, so only one runs: the
+// exact one orders by the score expression, which the HNSW index cannot
+// serve (the planner scans and sorts), the other by the index's distance.
+func searchVectorSQL(where string) string {
+	emb := `c.embedder_id = coalesce(nullif($3::text, ''),
+			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))`
+	return `WITH n AS MATERIALIZED (
+			SELECT CASE WHEN (SELECT reltuples FROM pg_class WHERE oid = to_regclass('chunks')) > 4 * $4::bigint THEN $4::bigint + 1
+				ELSE (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq LIMIT $4::bigint + 1) AS x)
+				END AS n)
+		(SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
+		FROM chunks c
+		WHERE (SELECT n FROM n) <= $4 AND ` + emb + ` AND ` + where + `
+		ORDER BY score DESC, c.id
+		LIMIT $2)
+		UNION ALL
+		(SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
+		FROM chunks c
+		WHERE (SELECT n FROM n) > $4 AND ` + emb + ` AND ` + where + `
+		ORDER BY c.embedding <=> $1
+		LIMIT $5)`
 }
 
 // hits runs a search as an unnamed statement, which Postgres plans with
