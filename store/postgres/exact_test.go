@@ -15,7 +15,7 @@ import (
 	"github.com/ingestd/ingestd/store/storetest"
 )
 
-// A store holding no more than ExactVectors vectors answers vector
+// A store holding no more than ExactChunks chunks answers vector
 // searches exactly, however poorly its HNSW graph is searched: with
 // ef_search 1 the graph finds few of the true nearest neighbours, and
 // every answer is still the brute-force top k. Above the threshold the
@@ -27,7 +27,7 @@ func TestSearchVectorExactBelowThreshold(t *testing.T) {
 	// graph to follow.
 	const dims = 128
 	exact := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: dims, EfSearch: 1, FenceCheck: firewall.Check})
-	graph := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: dims, EfSearch: 1, ExactVectors: -1})
+	graph := pgtest.MustOpenURL(t, db, &postgres.Options{Dims: dims, EfSearch: 1, ExactChunks: -1})
 
 	r := rand.New(rand.NewPCG(11, 26))
 	vec := func() []float32 {

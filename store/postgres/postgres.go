@@ -66,13 +66,15 @@ type Options struct {
 	// query of common words; beyond it a pass ranks the chunks the index
 	// yields first rather than the best.
 	TextCandidates int
-	// ExactVectors is how many vectors the store may hold and still
-	// answer every vector search exactly, scoring every vector the filter
-	// allows instead of walking the HNSW index; default 20,000, negative
-	// means never. Below it an answer cannot depend on the order vectors
-	// were written in (the graph's shape does); a search then costs a scan
-	// of the vectors, which grows with the store (docs/DESIGN.md).
-	ExactVectors int
+	// ExactChunks is how many chunks the store may hold and still answer
+	// every search exactly: a vector search scores every vector the
+	// filter allows instead of walking the HNSW index, and each full-text
+	// pass ranks every chunk that matches, however many; default 20,000,
+	// negative means never. Up to it no answer can depend on the order
+	// chunks were written in (the graph's shape and the storage order
+	// do); a search then costs a scan of what it matches, which grows
+	// with the store (docs/DESIGN.md).
+	ExactChunks int
 	// FenceCheck is the one fence's check (firewall.Check), asked of
 	// every chunk Import takes; nil means the store imports no chunk
 	// (ingestd.CheckArchived).
@@ -92,8 +94,8 @@ type Store struct {
 	dims int
 	// textCandidates is Options.TextCandidates with its default.
 	textCandidates int
-	// exactVectors is Options.ExactVectors with its default (-1: never).
-	exactVectors int64
+	// exactChunks is Options.ExactChunks with its default (-1: never).
+	exactChunks int64
 	hnsw         HNSW // the graph Options ask for
 	now          func() time.Time
 	log          *slog.Logger
@@ -126,12 +128,12 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 		s.textCandidates = 1000
 	}
 	switch {
-	case o.ExactVectors < 0:
-		s.exactVectors = -1
-	case o.ExactVectors == 0:
-		s.exactVectors = 20_000
+	case o.ExactChunks < 0:
+		s.exactChunks = -1
+	case o.ExactChunks == 0:
+		s.exactChunks = 20_000
 	default:
-		s.exactVectors = int64(o.ExactVectors)
+		s.exactChunks = int64(o.ExactChunks)
 	}
 	if s.now == nil {
 		s.now = time.Now

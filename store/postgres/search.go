@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -40,12 +41,13 @@ import (
 // common word are good matches, not necessarily the best ones. Within a
 // pass, equal ranks come in chunk id order.
 //
-// So while no pass matches more than TextCandidates chunks, the answer is
-// a function of the stored chunks and the request: not of the order they
-// were written in, nor of when ANALYZE last sampled the table (the
-// planner's statistics, which rarity used to come from, differ between a
-// store that was synced and one that was imported). Past that cap it
-// depends on storage order, which is the price of the cap: choosing the
+// A store of at most ExactChunks chunks (Options) ranks every match, so
+// its answer is a function of the stored chunks and the request: not of
+// the order they were written in, nor of when ANALYZE last sampled the
+// table (the planner's statistics, which rarity used to come from, differ
+// between a store that was synced and one that was imported). In a larger
+// store a pass that matches more than TextCandidates chunks depends on
+// storage order: that is the price of the cap, since choosing the
 // candidates by anything stored in the row (their ids, say) reads every
 // matching row, which is what ranking them all costs (docs/DESIGN.md).
 // Returns EINVALID for limit < 1.
@@ -62,7 +64,15 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if where == "" {
 		return nil, nil
 	}
-	return s.hits(ctx, "search text", searchTextSQL(where), append([]any{query, limit, max(s.textCandidates, limit)}, args...))
+	candidates := max(s.textCandidates, limit)
+	exact, err := s.exact(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if exact {
+		candidates = math.MaxInt32 // every match is ranked
+	}
+	return s.hits(ctx, "search text", searchTextSQL(where), append([]any{query, limit, candidates}, args...))
 }
 
 // textPasses are SearchText's passes in order: the condition on chunk c
@@ -164,16 +174,16 @@ func searchTextSQL(where string) string {
 // length is not the store's Dims compares nothing. Returns EINVALID for
 // an empty v or limit < 1.
 //
-// While the store holds at most ExactVectors vectors (Options) the answer
-// is exact: every vector the filter allows is scored (a sequential scan
-// and a top-limit sort), so it is a function of the corpus and the query
-// alone. Above that it walks the HNSW index (hnsw.ef_search from Options;
+// A store of at most ExactChunks chunks (Options) answers exactly: every
+// vector the filter allows is scored (a sequential scan and a top-limit
+// sort), so the answer is a function of the corpus and the query alone.
+// A larger one walks the HNSW index (hnsw.ef_search from Options;
 // filtered searches continue with pgvector's iterative scan until they
 // have enough rows or have read hnsw.max_scan_tuples) for
-// vectorOverfetch(limit) candidates, scores them exactly and keeps the
-// best limit: the graph, which depends on the order vectors were written
-// in, then decides only which near neighbours it finds, not their scores
-// or order.
+// vectorOverfetch(limit) candidates and keeps the best limit by their
+// exact scores: the graph, whose shape depends on the order vectors were
+// written in, then decides only which near neighbours are found, not
+// their scores or order.
 func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "limit %d: must be positive", limit)
@@ -184,12 +194,30 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	if len(v) != s.dims {
 		return nil, nil // every stored vector has s.dims dimensions
 	}
-	where, args := filterSQL(f, 6)
+	where, args := filterSQL(f, 4)
 	if where == "" {
 		return nil, nil
 	}
-	hits, err := s.hits(ctx, "search vectors", searchVectorSQL(where),
-		append([]any{pgvector.NewVector(v), limit, f.EmbedderID, s.exactVectors, vectorOverfetch(limit)}, args...))
+	exact, err := s.exact(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The exact statement orders by the score expression, which the HNSW
+	// index cannot serve (the planner scans and sorts); the other by the
+	// index's distance. An empty $3 means the embedder of the newest
+	// vector (one backward step on the vector_seq index).
+	order, n := "score DESC, c.id", limit
+	if !exact {
+		order, n = "c.embedding <=> $1", vectorOverfetch(limit)
+	}
+	sql := `SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
+		FROM chunks c
+		WHERE c.embedder_id = coalesce(nullif($3::text, ''),
+			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))
+		AND ` + where + `
+		ORDER BY ` + order + `
+		LIMIT $2`
+	hits, err := s.hits(ctx, "search vectors", sql, append([]any{pgvector.NewVector(v), n, f.EmbedderID}, args...))
 	if err != nil {
 		return nil, err
 	}
@@ -204,39 +232,26 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 // late, are all scored before the best limit are kept.
 func vectorOverfetch(limit int) int { return 2*limit + 8 }
 
-// searchVectorSQL is SearchVector's statement for the filter condition
-// where: $1 is the query vector, $2 the limit, $3 the embedder (empty
-// means the embedder of the newest vector: one backward step on the
-// vector_seq index), $4 ExactVectors and $5 how many candidates the
-// index path fetches.
-//
-// n counts the store's vectors up to $4 + 1 on the narrow vector_seq
-// index, so the count costs at most $4 index entries however large the
-// store; a table the statistics put at over four times $4 rows (chunks
-// with or without vectors) is not counted at all, as it holds more than
-// $4 vectors unless it shrank fourfold since autovacuum last looked.
-// Each branch is a one-time filter on it, so only one runs: the
-// exact one orders by the score expression, which the HNSW index cannot
-// serve (the planner scans and sorts), the other by the index's distance.
-func searchVectorSQL(where string) string {
-	emb := `c.embedder_id = coalesce(nullif($3::text, ''),
-			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))`
-	return `WITH n AS MATERIALIZED (
-			SELECT CASE WHEN (SELECT reltuples FROM pg_class WHERE oid = to_regclass('chunks')) > 4 * $4::bigint THEN $4::bigint + 1
-				ELSE (SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq LIMIT $4::bigint + 1) AS x)
-				END AS n)
-		(SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
-		FROM chunks c
-		WHERE (SELECT n FROM n) <= $4 AND ` + emb + ` AND ` + where + `
-		ORDER BY score DESC, c.id
-		LIMIT $2)
-		UNION ALL
-		(SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
-		FROM chunks c
-		WHERE (SELECT n FROM n) > $4 AND ` + emb + ` AND ` + where + `
-		ORDER BY c.embedding <=> $1
-		LIMIT $5)`
+// exact reports whether the store holds at most ExactChunks chunks, so
+// that searches rank everything they match. It counts on the primary
+// key's index, at most ExactChunks + 1 entries; a table the statistics
+// put at over four times that many rows is not counted at all (it holds
+// more, unless it shrank fourfold since autovacuum last looked).
+func (s *Store) exact(ctx context.Context) (bool, error) {
+	if s.exactChunks < 0 {
+		return false, nil
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, exactSQL, s.exactChunks).Scan(&n); err != nil {
+		return false, classify("count chunks", err)
+	}
+	return n <= s.exactChunks, nil
 }
+
+const exactSQL = `SELECT CASE
+	WHEN (SELECT reltuples FROM pg_class WHERE oid = to_regclass('chunks')) > 4 * $1::bigint THEN $1::bigint + 1
+	ELSE (SELECT count(*) FROM (SELECT 1 FROM chunks ORDER BY id LIMIT $1::bigint + 1) AS x)
+	END`
 
 // hits runs a search as an unnamed statement, which Postgres plans with
 // the values every time. pgx prepares and caches the store's other
