@@ -96,11 +96,11 @@ type Store struct {
 	textCandidates int
 	// exactChunks is Options.ExactChunks with its default (-1: never).
 	exactChunks int64
-	hnsw         HNSW // the graph Options ask for
-	now          func() time.Time
-	log          *slog.Logger
-	url          string // without the password, for messages
-	fenceCheck   ingestd.FenceCheck
+	hnsw        HNSW // the graph Options ask for
+	now         func() time.Time
+	log         *slog.Logger
+	url         string // without the password, for messages
+	fenceCheck  ingestd.FenceCheck
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value

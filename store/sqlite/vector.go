@@ -108,7 +108,8 @@ const vectorsSQL = `SELECT seq, id, embedding FROM chunks WHERE seq IN (SELECT v
 
 // rescore replaces the index's estimates with the exact cosine of q and
 // each candidate's stored vector and returns the best limit, ties by lower
-// chunk id (ingestd.SortHits). A candidate deleted meanwhile, or whose vector is gone, is dropped.
+// chunk id (ingestd.SortHits). A candidate deleted meanwhile, or whose
+// vector is gone, is dropped.
 //
 // It reads only the candidates that can be among the best limit: one
 // whose estimate plus its error bound is below the limit-th best estimate
