@@ -64,7 +64,8 @@ type Options struct {
 	// ranks at most (a larger limit raises it to the limit); default 1000.
 	// Ranking reads every candidate's row, so this bounds the cost of a
 	// query of common words; beyond it a pass ranks the chunks the index
-	// yields first rather than the best.
+	// yields first rather than the best. A store of at most ExactChunks
+	// chunks ranks every match.
 	TextCandidates int
 	// ExactChunks is how many chunks the store may hold and still answer
 	// every search exactly: a vector search scores every vector the

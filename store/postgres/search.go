@@ -22,8 +22,9 @@ import (
 // (internal/lexnorm).
 //
 // Hits come in up to four passes, each ranking at most the store's
-// TextCandidates matching chunks (Options), so the cost of a query is
-// bounded however common its words are. Each pass runs only when the ones
+// TextCandidates matching chunks (Options) once the store holds more than
+// ExactChunks, so the cost of a query is bounded however common its words
+// are. Each pass runs only when the ones
 // before it found fewer than limit chunks:
 //
 //  1. chunks holding every word, ranked by ts_rank_cd (cover density: words
@@ -35,11 +36,11 @@ import (
 // Passes 2 to 4 rank by ts_rank over all the words (more words rank
 // higher). A word's rarity is how many chunks hold it (or an
 // alternative), counted up to rarityCap: words held by more are equally
-// common, and equally rare words are taken in lexeme order. When
-// more chunks match a pass than it may rank, it ranks those
-// the GIN index yields first (in storage order), so the hits of a very
-// common word are good matches, not necessarily the best ones. Within a
-// pass, equal ranks come in chunk id order.
+// common, and equally rare words are taken in lexeme order. When more
+// chunks match a pass than it may rank, it ranks those the GIN index
+// yields first (in storage order), so the hits of a very common word are
+// good matches, not necessarily the best ones. Within a pass, equal ranks
+// come in chunk id order.
 //
 // A store of at most ExactChunks chunks (Options) ranks every match, so
 // its answer is a function of the stored chunks and the request: not of
