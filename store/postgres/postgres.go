@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,7 +71,7 @@ type Options struct {
 	// ExactChunks is how many chunks the store may hold and still answer
 	// every search exactly: a vector search scores every vector the
 	// filter allows instead of walking the HNSW index, and each full-text
-	// pass ranks every chunk that matches, however many; default 20,000,
+	// pass ranks every chunk that matches, however many; default 5,000,
 	// negative means never. Up to it no answer can depend on the order
 	// chunks were written in (the graph's shape and the storage order
 	// do); a search then costs a scan of what it matches, which grows
@@ -97,7 +98,9 @@ type Store struct {
 	textCandidates int
 	// exactChunks is Options.ExactChunks with its default (-1: never).
 	exactChunks int64
-	hnsw        HNSW // the graph Options ask for
+	sizeMu      sync.Mutex
+	largeUntil  time.Time // exact: the store is larger than exactChunks until then
+	hnsw        HNSW      // the graph Options ask for
 	now         func() time.Time
 	log         *slog.Logger
 	url         string // without the password, for messages
@@ -132,7 +135,7 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	case o.ExactChunks < 0:
 		s.exactChunks = -1
 	case o.ExactChunks == 0:
-		s.exactChunks = 20_000
+		s.exactChunks = 5_000
 	default:
 		s.exactChunks = int64(o.ExactChunks)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -34,23 +34,25 @@ import (
 //  4. chunks holding other words only.
 //
 // Passes 2 to 4 rank by ts_rank over all the words (more words rank
-// higher). A word's rarity is how many chunks hold it (or an
-// alternative), counted up to rarityCap: words held by more are equally
-// common, and equally rare words are taken in lexeme order. When more
+// higher). In a store of at most ExactChunks chunks a word's rarity is
+// how many chunks hold it (or an alternative); in a larger one it is the
+// planner's estimate (pg_stats). Equally rare words are taken in lexeme
+// order. When more
 // chunks match a pass than it may rank, it ranks those the GIN index
 // yields first (in storage order), so the hits of a very common word are
 // good matches, not necessarily the best ones. Within a pass, equal ranks
 // come in chunk id order.
 //
-// A store of at most ExactChunks chunks (Options) ranks every match, so
-// its answer is a function of the stored chunks and the request: not of
-// the order they were written in, nor of when ANALYZE last sampled the
-// table (the planner's statistics, which rarity used to come from, differ
-// between a store that was synced and one that was imported). In a larger
-// store a pass that matches more than TextCandidates chunks depends on
-// storage order: that is the price of the cap, since choosing the
-// candidates by anything stored in the row (their ids, say) reads every
-// matching row, which is what ranking them all costs (docs/DESIGN.md).
+// A store of at most ExactChunks chunks (Options) ranks every match and
+// counts rarity, so its answer is a function of the stored chunks and the
+// request: not of the order they were written in, nor of when ANALYZE
+// last sampled the table (statistics differ between a store that was
+// synced and one that was imported). In a larger store a pass that
+// matches more than TextCandidates chunks depends on storage order, and
+// rarity on the statistics: that is the price of bounding the cost, since
+// choosing the candidates by anything stored in the row (their ids, say)
+// reads every matching row, which is what ranking them all costs, and
+// counting a word's chunks reads its whole posting list (docs/DESIGN.md).
 // Returns EINVALID for limit < 1.
 func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, limit int) ([]ingestd.Hit, error) {
 	if limit <= 0 {
@@ -73,7 +75,7 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if exact {
 		candidates = math.MaxInt32 // every match is ranked
 	}
-	return s.hits(ctx, "search text", searchTextSQL(where), append([]any{query, limit, candidates}, args...))
+	return s.hits(ctx, "search text", searchTextSQL(where, exact), append([]any{query, limit, candidates}, args...))
 }
 
 // textPasses are SearchText's passes in order: the condition on chunk c
@@ -88,21 +90,12 @@ var textPasses = []struct{ cond, rank string }{
 	{"c.search @@ r.others AND NOT c.search @@ r.rarest", "ts_rank(c.search, q.any_word)"},
 }
 
-// rarityCap is how many chunks holding a word SearchText counts to tell
-// how rare it is. Each counted chunk is a heap read (the planner's
-// statistics would cost none, but they are a sample taken when ANALYZE
-// last ran, so two stores of one corpus disagree); a word held by more
-// chunks is common enough that passes 2 and 3, which lead with the
-// rarest word, gain little from knowing how common.
-const rarityCap = 100
-
 // searchTextSQL is SearchText's statement for the filter condition where:
 // $1 is the query, $2 the limit, $3 how many candidates a pass may rank.
 //
 // words, q and r are made once (MATERIALIZED) and drive the GIN index as
-// parameters; r, which counts each word's chunks (up to rarityCap) to find the
-// rarest, is read only by passes 2 to 4, so a query pass 1 answers never
-// counts. Each pass picks its candidates in a subquery with LIMIT $3
+// parameters; r, which finds the rarest word, is read only by passes 2 to
+// 4, so a query pass 1 answers never counts. Each pass picks its candidates in a subquery with LIMIT $3
 // (a bitmap scan that stops after $3 rows pass the filter), then ranks
 // only those. A later pass is a one-time filter on the row counts of the
 // passes before it, so it reads nothing when they have limit rows. The
@@ -116,7 +109,23 @@ const rarityCap = 100
 // build a bitmap of every chunk holding the word. The filter is applied
 // before the LIMIT, so a narrow filter reads up to $3 / (its selectivity)
 // rows.
-func searchTextSQL(where string) string {
+func searchTextSQL(where string, exact bool) string {
+	// The rarest word: by a count of the chunks holding it in a store
+	// that answers exactly (where a posting list is short), else by the
+	// planner's statistics, the most common lexemes ANALYZE sampled (a
+	// word not among them counts as rarer than those that are). Counting
+	// in a large store builds each word's whole bitmap: SearchText took
+	// 2.4 times as long at 100k chunks.
+	rarity := `
+			LEFT JOIN (SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs
+				FROM pg_stats
+				WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'search' AND NOT inherited
+				LIMIT 1) AS st ON true
+			ORDER BY coalesce(st.freqs[array_position(st.elems, w.word)], 0), w.word`
+	if exact {
+		rarity = `
+			ORDER BY (SELECT count(*) FROM chunks c WHERE c.search @@ w.query), w.word`
+	}
 	var b strings.Builder
 	b.WriteString(`WITH words AS MATERIALIZED (
 			SELECT w.word,
@@ -127,8 +136,7 @@ func searchTextSQL(where string) string {
 			SELECT ingestd_tsquery_or(w.query) AS any_word, ingestd_tsquery_and(w.query) AS all_words
 			FROM words w),
 		rarest AS MATERIALIZED (
-			SELECT w.word, w.query FROM words w
-			ORDER BY (SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE c.search @@ w.query LIMIT ` + strconv.Itoa(rarityCap) + `) AS m), w.word
+			SELECT w.word, w.query FROM words w` + rarity + `
 			LIMIT 1),
 		r AS MATERIALIZED (
 			SELECT r.query AS rarest, ingestd_tsquery_or(w.query) FILTER (WHERE w.word <> r.word) AS others
@@ -237,17 +245,37 @@ func vectorOverfetch(limit int) int { return 2*limit + 8 }
 // that searches rank everything they match. It counts on the primary
 // key's index, at most ExactChunks + 1 entries; a table the statistics
 // put at over four times that many rows is not counted at all (it holds
-// more, unless it shrank fourfold since autovacuum last looked).
+// more, unless it shrank fourfold since autovacuum last looked). A store
+// found larger is taken as larger for largeFor without asking again, so
+// that a retrieval's several searches over a large store make no extra
+// round trip each; one that shrank below ExactChunks answers exactly
+// that much later.
 func (s *Store) exact(ctx context.Context) (bool, error) {
 	if s.exactChunks < 0 {
+		return false, nil
+	}
+	s.sizeMu.Lock()
+	large := time.Now().Before(s.largeUntil) // the cache's age, not a stored time
+	s.sizeMu.Unlock()
+	if large {
 		return false, nil
 	}
 	var n int64
 	if err := s.pool.QueryRow(ctx, exactSQL, s.exactChunks).Scan(&n); err != nil {
 		return false, classify("count chunks", err)
 	}
-	return n <= s.exactChunks, nil
+	if n <= s.exactChunks {
+		return true, nil
+	}
+	s.sizeMu.Lock()
+	s.largeUntil = time.Now().Add(largeFor)
+	s.sizeMu.Unlock()
+	return false, nil
 }
+
+// largeFor is how long exact remembers that the store is larger than
+// ExactChunks.
+const largeFor = time.Second
 
 const exactSQL = `SELECT CASE
 	WHEN (SELECT reltuples FROM pg_class WHERE oid = to_regclass('chunks')) > 4 * $1::bigint THEN $1::bigint + 1
