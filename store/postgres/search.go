@@ -236,10 +236,13 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 }
 
 // vectorOverfetch is how many candidates the HNSW path asks the index
-// for to return limit hits: more than limit, so that a run of equal
-// scores cut by the limit, and near neighbours the relaxed order put
-// late, are all scored before the best limit are kept.
-func vectorOverfetch(limit int) int { return 2*limit + 8 }
+// for to return limit hits: a few more than limit, so that a short run
+// of equal scores cut by the limit, and near neighbours the relaxed order
+// put late, are scored before the best limit are kept. Few, because a
+// filtered search's iterative scan walks the graph until it has them
+// all: twice the limit made the rejected block's search, whose filter
+// few chunks pass, walk twice as far.
+func vectorOverfetch(limit int) int { return limit + 8 }
 
 // exact reports whether the store holds at most ExactChunks chunks, so
 // that searches rank everything they match. It counts on the primary
