@@ -30,6 +30,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/console"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
 	"github.com/ingestd/ingestd/mcpserver"
 )
@@ -171,6 +172,7 @@ func New(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET "+console.Prefix, console.Handler()) // static files, no token: the page asks for one
 	if o.Gatherer != nil {
 		// The metrics name every installation and its sync health, so a
 		// scrape needs the metrics scope and a principal that sees them
