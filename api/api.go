@@ -27,6 +27,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
@@ -287,6 +288,7 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 func (s *server) protect(h http.Handler, scope string, isConnect bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r = r.WithContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))) // W3C traceparent: retrieval's span is its child
 		if scope != "" {
 			p, err := s.auth.principal(r)
 			if err == nil {
