@@ -295,3 +295,41 @@ func TestOffUnlessConfigured(t *testing.T) {
 		t.Error("OTEL_SDK_DISABLED=true did not switch tracing off")
 	}
 }
+
+// TestMCPMetaTraceparent: an MCP tools/call whose _meta carries a W3C
+// traceparent (as the MCP specification now allows) makes the retrieval
+// span a child of that trace, through the SDK's path at /mcp.
+func TestMCPMetaTraceparent(t *testing.T) {
+	tr, c := startTracing(t)
+	srv := newAPI(t, tr, "enforce")
+	body := `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retrieve",
+		"arguments": {"query": "refund bank transfer"}, "_meta": {"traceparent": "00-` + traceID + `-` + spanID + `-01"}}}`
+	req, err := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), "verdict") {
+		t.Fatalf("tools/call: %d %s", res.StatusCode, b)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := c.named("ingestd.retrieve")
+	if len(spans) != 1 {
+		t.Fatalf("%d ingestd.retrieve spans, want 1", len(spans))
+	}
+	if got := hex.EncodeToString(spans[0].GetTraceId()); got != traceID {
+		t.Errorf("trace id %s, want _meta's %s", got, traceID)
+	}
+	if got := hex.EncodeToString(spans[0].GetParentSpanId()); got != spanID {
+		t.Errorf("parent span %s, want _meta's %s", got, spanID)
+	}
+}
