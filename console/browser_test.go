@@ -277,6 +277,9 @@ func TestInjectionMailIsBlocked(t *testing.T) {
 	if trusted != "allowed" || untrustedRows != 0 {
 		t.Errorf("trusted view: verdict %q with %d untrusted rows, want allowed with none", trusted, untrustedRows)
 	}
+	if body := text(t, ctx, "#answer"); !strings.Contains(body, "Blocked: only read tools allowed") {
+		t.Errorf("the verdict does not say which tool classes are left: %q", body)
+	}
 	if body := text(t, ctx, "#answer"); !strings.Contains(body, "mode enforce, reason untrusted_grounding") {
 		t.Errorf("the verdict does not show its mode and reason: %q", body)
 	}

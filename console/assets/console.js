@@ -222,11 +222,15 @@
     if (!v) return el('div', { class: 'verdict', 'data-verdict': 'blocked' }, 'No verdict: tools not allowed.');
     let state = 'allowed';
     let head = 'Tools allowed';
-    if (!v.tools_allowed) { state = 'blocked'; head = 'Blocked: tools not allowed'; }
-    else if (v.would_block) { state = 'would-block'; head = 'Allowed, would block (shadow mode)'; }
+    const classes = Array.isArray(v.allowed_tool_classes) ? v.allowed_tool_classes : [];
+    if (!v.tools_allowed) {
+      state = 'blocked';
+      head = classes.length ? 'Blocked: only ' + classes.join(', ') + ' tools allowed' : 'Blocked: no tools allowed';
+    } else if (v.would_block) { state = 'would-block'; head = 'Allowed, would block (shadow mode)'; }
     return el('div', { class: 'verdict', 'data-verdict': state },
       el('strong', {}, head),
       el('span', {}, ' mode ', el('code', {}, v.mode || ''), ', reason ', el('code', {}, v.reason || '')),
+      classes.length ? el('span', { class: 'classes' }, ', tool classes ', el('code', {}, classes.join(', '))) : null,
       (v.untrusted_document_ids || []).length ? el('div', {}, 'untrusted documents: ', (v.untrusted_document_ids || []).join(', ')) : null);
   }
 

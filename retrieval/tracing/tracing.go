@@ -50,6 +50,7 @@ const (
 	attrMode         = attribute.Key("ingestd.firewall.mode")
 	attrToolsAllowed = attribute.Key("ingestd.verdict.tools_allowed")
 	attrUntrusted    = attribute.Key("ingestd.verdict.untrusted_document_ids")
+	attrClasses      = attribute.Key("ingestd.verdict.allowed_tool_classes")
 )
 
 // Tracing is a tracer provider exporting the spans it is given. A nil
@@ -192,6 +193,8 @@ func (r *Retriever) guardrail(ctx context.Context, target string, v *ingestd.Ver
 	if v.WouldBlock || !v.ToolsAllowed {
 		judged = "deny"
 	}
+	// block: not every tool class is allowed (what is, is in
+	// ingestd.verdict.allowed_tool_classes).
 	action := "allow"
 	if !v.ToolsAllowed {
 		action = "block"
@@ -206,7 +209,16 @@ func (r *Retriever) guardrail(ctx context.Context, target string, v *ingestd.Ver
 		attrMode.String(v.Mode),
 		attrToolsAllowed.Bool(v.ToolsAllowed),
 		attrUntrusted.StringSlice(v.UntrustedDocumentIDs),
+		attrClasses.StringSlice(classes(v.AllowedToolClasses)),
 	)
+}
+
+func classes(cs ingestd.ToolClasses) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return out
 }
 
 // Provenance asks the wrapped Retriever inside an ingestd.provenance span.

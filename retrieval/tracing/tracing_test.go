@@ -225,6 +225,13 @@ func TestRetrievalSpansReachTheCollector(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: verdict, action, code %q, want %q", target, got, want)
 		}
+		var cls []string
+		for _, v := range attr(g, "ingestd.verdict.allowed_tool_classes").GetArrayValue().GetValues() {
+			cls = append(cls, v.GetStringValue())
+		}
+		if wantRead := target == "retrieval_result"; wantRead != (strings.Join(cls, ",") == "read") {
+			t.Errorf("%s: allowed tool classes %q", target, cls)
+		}
 	}
 	var service string
 	for _, kv := range c.res {
