@@ -165,7 +165,7 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 	// OpenTelemetry SDK reads them; none, no traces.
 	traces, err := tracing.Environment(ctx, versionString(), e.getenv)
 	if err != nil {
-		store.Close(ctx)
+		store.Close(context.Background())
 		return daemon.Options{}, err
 	}
 	return daemon.Options{
