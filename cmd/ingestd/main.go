@@ -83,6 +83,8 @@ var synopses = []synopsis{
 		"list the dead-lettered jobs"},
 	{"dlq replay", "ID|--all",
 		"queue dead-lettered jobs again"},
+	{"gateway tools", "[--json]",
+		"start each gateway upstream and list the tools it offers against the declaration, with what its annotations suggest"},
 	{"bench retrieve", "[--concurrency N] [--duration D] [--grpc] [--url U] [--queries F] [--top-k N] [--allow-remote] [--json]",
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
@@ -205,6 +207,7 @@ func (e *env) run(ctx context.Context, args []string) int {
 		{"restore", runRestore},
 		{"dlq", runDLQ},
 		{"bench", runBench},
+		{"gateway", runGateway},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {
