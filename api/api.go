@@ -112,7 +112,14 @@ type Options struct {
 	// Erasures, when set, serves the erasure routes (admin scope; see
 	// erase.go).
 	Erasures Erasures
+	// MCPExtension, when set, is installed on the MCP server at /mcp (the
+	// gateway), which then keeps sessions (mcpserver.Handler). Its tools
+	// take the retrieve scope, as /mcp does.
+	MCPExtension MCPExtension
 }
+
+// MCPExtension adds tools to /mcp: mcpserver.Extension.
+type MCPExtension = mcpserver.Extension
 
 type server struct {
 	svc     ingestd.Retriever
@@ -154,7 +161,7 @@ func New(o Options) http.Handler {
 	}
 	s.mountRPC(mux, g, o, copts)
 
-	mcpOpts := mcpserver.Options{Retriever: scoped, Version: o.Version, Logger: s.log}
+	mcpOpts := mcpserver.Options{Retriever: scoped, Version: o.Version, Logger: s.log, Extension: o.MCPExtension}
 	if o.DocumentReader != nil {
 		mcpOpts.Documents = access.NewDocuments(o.DocumentReader)
 	}

@@ -53,6 +53,10 @@ type ServeOptions struct {
 	SpoolDir string
 	// Listening, when set, is told the address the API listens on.
 	Listening func(addr string)
+	// MCPExtension, when set, is installed on /mcp (the gateway) and
+	// MCPCollector, when set, registered beside the daemon's metrics.
+	MCPExtension api.MCPExtension
+	MCPCollector prometheus.Collector
 }
 
 // OptionError is an option Run cannot use (a TLS file that does not
@@ -83,6 +87,11 @@ func (d *Daemon) Run(ctx context.Context, role Role, so ServeOptions) error {
 	// each scrape; readiness stays about serving.
 	if err := reg.Register(d.health.Collector()); err != nil {
 		return fmt.Errorf("register metrics: %w", err)
+	}
+	if so.MCPCollector != nil {
+		if err := reg.Register(so.MCPCollector); err != nil {
+			return fmt.Errorf("register metrics: %w", err)
+		}
 	}
 	s := &serving{d: d, role: role, so: so, reg: reg, warmed: make(chan struct{})}
 	if err := s.listen(so); err != nil {
@@ -182,6 +191,7 @@ func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 		DeadLetters:   gatedDeadLetters{&s.gate},
 		Installations: d.health,
 		Erasures:      erasures{d, &s.gate},
+		MCPExtension:  so.MCPExtension,
 	}), nil
 }
 

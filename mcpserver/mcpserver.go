@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,6 +77,16 @@ type Options struct {
 	// Version is reported to clients as the server's version.
 	Version string
 	Logger  *slog.Logger
+	// Extension, when set, is installed on the server after its own
+	// tools and resources (the gateway: package gateway). On Streamable
+	// HTTP it makes Handler keep sessions (see Handler).
+	Extension Extension
+}
+
+// Extension adds to the server: tools beside ingestd's, middleware. It is
+// what package gateway implements.
+type Extension interface {
+	Install(*mcp.Server)
 }
 
 //go:embed schema/*.json
@@ -146,6 +157,9 @@ func newServer(o Options) (*mcp.Server, *server) {
 			Description: "Every chunk of one document, in order, one entry each, in its fence. Each entry's _meta says the document's tier in force and whether it is untrusted.",
 		}, s.readDocument)
 	}
+	if o.Extension != nil {
+		o.Extension.Install(srv)
+	}
 	return srv, s
 }
 
@@ -164,24 +178,35 @@ type HandlerOptions struct {
 // result once (fast.go); every other request is the SDK's. It checks
 // neither Host nor Origin: mount it behind api's guard, which
 // does for every route.
+//
+// With an Extension (the gateway) it keeps sessions instead (Mcp-Session-Id,
+// answers on an event stream, no fast path): a turn's taint lives in its
+// session, and a call may ask the host a question before it answers. A
+// session lives in the process that opened it.
 func Handler(o Options, ho *HandlerOptions) http.Handler {
-	return handler(o, ho, true)
+	return handler(o, ho, o.Extension == nil)
 }
+
+// sessionIdle is how long a kept session may go unused.
+const sessionIdle = 30 * time.Minute
 
 func handler(o Options, ho *HandlerOptions, fast bool) http.Handler {
 	if ho == nil {
 		ho = &HandlerOptions{}
 	}
 	srv, s := newServer(o)
+	stateless := o.Extension == nil
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Stateless:    true,
-		JSONResponse: true,
+		Stateless:    stateless,
+		JSONResponse: stateless,
 		Logger:       ho.Logger,
 		// The guard in front refuses foreign Hosts with the listen_hosts
 		// the operator configured; the SDK's own loopback-only check
 		// would refuse those names.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        ho.MaxBodyBytes,
+		// A kept session idle this long is closed (its taint with it).
+		SessionTimeout: sessionIdle,
 	})
 	return &fastPath{s: s, sdk: sdk, max: ho.MaxBodyBytes, fast: fast}
 }

@@ -41,6 +41,7 @@ type Config struct {
 	Health        HealthConfig         `yaml:"health"`
 	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
+	Gateway       GatewayConfig        `yaml:"gateway"` // see gatewayconfig.go
 
 	path       string         // the file it came from
 	dir        string         // its directory: relative paths are relative to it
@@ -562,7 +563,10 @@ func (c *Config) validate(doc *yaml.Node) error {
 	default:
 		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
 	}
-	return c.validateRanges()
+	if err := c.validateRanges(); err != nil {
+		return err
+	}
+	return c.validateGateway(doc)
 }
 
 // validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].

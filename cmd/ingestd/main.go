@@ -78,6 +78,8 @@ var synopses = []synopsis{
 		"list the dead-lettered jobs"},
 	{"dlq replay", "ID|--all",
 		"queue dead-lettered jobs again"},
+	{"gateway tools", "[--json]",
+		"start each gateway upstream and list the tools it offers against the declaration, with what its annotations suggest"},
 	{"bench retrieve", "[--concurrency N] [--duration D] [--grpc] [--url U] [--queries F] [--top-k N] [--allow-remote] [--json]",
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
@@ -203,6 +205,7 @@ func (e *env) run(ctx context.Context, args []string) int {
 		{"dlq", runDLQ},
 		{"bench", runBench},
 		{"check", runCheck},
+		{"gateway", runGateway},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {

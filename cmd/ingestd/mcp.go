@@ -67,12 +67,13 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := mcpserver.New(mcpserver.Options{
-		Retriever: access.NewRetriever(svc),
-		Documents: access.NewDocuments(svc),
-		Version:   versionString(),
-		Logger:    a.log,
-	})
+	ext, closeGateway, err := a.cfg.gatewayExtension(ctx, e, a.log)
+	if err != nil {
+		return err
+	}
+	defer closeGateway()
+	srv := mcpserver.New(mcpserver.Options{Retriever: access.NewRetriever(svc), Documents: access.NewDocuments(svc),
+		Version: versionString(), Logger: a.log, Extension: ext})
 	a.log.Info("mcp.stdio", "installations", len(a.IDs()), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
 	err = srv.Run(access.NewContext(ctx, p), transport)
 	if ctx.Err() != nil {

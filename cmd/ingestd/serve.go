@@ -39,6 +39,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if daemon.Role(*role) != daemon.RoleWorker {
+		closeGateway, err := a.cfg.serveGateway(ctx, e, a.log, &so)
+		if err != nil {
+			return err
+		}
+		defer closeGateway()
+	}
 	err = a.Run(ctx, daemon.Role(*role), so)
 	if oe := (*daemon.OptionError)(nil); errors.As(err, &oe) {
 		// A TLS file or a listen address the daemon cannot use is the
