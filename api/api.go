@@ -27,9 +27,11 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/console"
 	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
 	"github.com/ingestd/ingestd/mcpserver"
 )
@@ -178,6 +180,7 @@ func New(o Options) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.Handle("GET "+console.Prefix, console.Handler()) // static files, no token: the page asks for one
 	if o.Gatherer != nil {
 		// The metrics name every installation and its sync health, so a
 		// scrape needs the metrics scope and a principal that sees them
@@ -292,6 +295,7 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 func (s *server) protect(h http.Handler, scope string, isConnect bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r = r.WithContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))) // W3C traceparent: retrieval's span is its child
 		if scope != "" {
 			p, err := s.auth.principal(r)
 			if err == nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/metrics"
+	"github.com/ingestd/ingestd/retrieval/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -80,6 +81,9 @@ type Options struct {
 	Health health.Options
 	// Archive describes the store in an archive's manifest.
 	Archive ArchiveInfo
+	// Tracing traces the retrievals Retrieval serves with a registry
+	// (serve's); nil traces nothing. Close flushes it.
+	Tracing *tracing.Tracing
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -160,9 +164,13 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 	return d, nil
 }
 
-// Close closes the store within ctx (a Postgres pool stops waiting for
-// connections in use when it ends).
+// Close exports the spans not exported yet and closes the store, within
+// ctx (a Postgres pool stops waiting for connections in use when it
+// ends).
 func (d *Daemon) Close(ctx context.Context) error {
+	if err := d.o.Tracing.Shutdown(ctx); err != nil {
+		d.log.Warn("tracing.flush_failed", "error", err.Error())
+	}
 	return d.store.Close(ctx)
 }
 
@@ -234,7 +242,7 @@ func (d *Daemon) Retrieval(reg prometheus.Registerer) (ingestd.Retriever, error)
 	case reg == nil:
 		return svc, nil
 	}
-	return metrics.New(svc, &metrics.Options{Registerer: reg})
+	return metrics.New(d.o.Tracing.Wrap(svc), &metrics.Options{Registerer: reg})
 }
 
 // Service is the retrieval service over the store, able to read a

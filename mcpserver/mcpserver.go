@@ -31,6 +31,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/ingestd/ingestd"
 )
@@ -210,6 +211,23 @@ func handler(o Options, ho *HandlerOptions, fast bool) http.Handler {
 	return &fastPath{s: s, sdk: sdk, max: ho.MaxBodyBytes, fast: fast}
 }
 
+// traceContext continues the W3C trace a call's _meta names
+// (traceparent, tracestate), which MCP lets a client send: the
+// retrieval's span is then its child. Without one, ctx stays as it is
+// (an HTTP traceparent header may already be in it).
+func traceContext(ctx context.Context, meta mcp.Meta) context.Context {
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := meta[k].(string); ok {
+			carrier[k] = v
+		}
+	}
+	if carrier["traceparent"] == "" {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
+}
+
 func (s *server) retrieve(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in ingestd.RetrieveRequest
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
@@ -218,6 +236,7 @@ func (s *server) retrieve(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if in.RequestID == "" && req.Extra != nil && req.Extra.Header != nil {
 		in.RequestID = req.Extra.Header.Get("X-Request-Id")
 	}
+	ctx = traceContext(ctx, req.Params.Meta)
 	resp, err := s.r.Retrieve(ctx, in)
 	if err != nil {
 		return s.toolError(err), nil

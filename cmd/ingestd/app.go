@@ -27,6 +27,7 @@ import (
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/provenance"
+	"github.com/ingestd/ingestd/retrieval/tracing"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -160,6 +161,13 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 	if a.pg != nil {
 		schema = postgres.SchemaVersion()
 	}
+	// Traces go where the environment's OTLP variables say, as every
+	// OpenTelemetry SDK reads them; none, no traces.
+	traces, err := tracing.Environment(ctx, versionString(), e.getenv)
+	if err != nil {
+		store.Close(context.Background())
+		return daemon.Options{}, err
+	}
 	return daemon.Options{
 		Store:      store,
 		Maintainer: maint,
@@ -173,7 +181,8 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 		Health:          health.Options{Keep: cfg.Health.KeepPasses, FailedPasses: cfg.Health.FailedPasses, StaleIntervals: cfg.Health.StaleIntervals},
 		Archive: daemon.ArchiveInfo{Ingestd: versionString(), Dims: cfg.Embedder.Dims,
 			Store: archive.StoreInfo{Driver: cfg.Store.Driver, SchemaVersion: schema}},
-		Logger: a.log,
+		Logger:  a.log,
+		Tracing: traces,
 	}, nil
 }
 
