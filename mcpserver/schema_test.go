@@ -26,6 +26,9 @@ func TestRetrieveSchemasNameEveryField(t *testing.T) {
 				Chunk struct {
 					Properties map[string]json.RawMessage `json:"properties"`
 				} `json:"chunk"`
+				Verdict struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"verdict"`
 			} `json:"$defs"`
 		}
 		if err := json.Unmarshal(schema(tt.file), &s); err != nil {
@@ -34,6 +37,10 @@ func TestRetrieveSchemasNameEveryField(t *testing.T) {
 		hasEvery(t, tt.file, s.Properties, tt.typ)
 		if tt.typ == reflect.TypeFor[ingestd.RetrieveResponse]() {
 			hasEvery(t, tt.file+" $defs/chunk", s.Defs.Chunk.Properties, reflect.TypeFor[ingestd.ServedChunk]())
+			// The verdict's schema refuses fields it does not name
+			// (additionalProperties: false), so a host that validates the
+			// answer, as the TypeScript SDK does, fails on a new one.
+			hasEvery(t, tt.file+" $defs/verdict", s.Defs.Verdict.Properties, reflect.TypeFor[ingestd.Verdict]())
 		}
 	}
 }
