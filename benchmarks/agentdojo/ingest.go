@@ -38,6 +38,13 @@ import (
 type Options struct {
 	// Suite is the suite folder (suite.json, documents/).
 	Suite fs.FS
+	// Grounding is the grounding of every search read's request:
+	// ingestd.GroundingAuto (the default, the request README.md
+	// recommends for agents) or ingestd.GroundingAll.
+	Grounding string
+	// Configure, when set, replaces the rules' configuration (Configure):
+	// for experiments and for the test that shows a wrong one is seen.
+	Configure func(Org) []Rule
 	// Logger receives the pipeline's and connectors' logs; nil discards.
 	Logger *slog.Logger
 }
@@ -45,16 +52,17 @@ type Options struct {
 // Bench is a suite ingested through the real path, ready to replay. Close
 // it.
 type Bench struct {
-	Suite  *Suite
-	Org    Org
-	Rules  []Rule
-	insts  []ingestd.Installation
-	store  *sqlite.Store
-	svc    *retrieval.Service
-	docID  map[string]string // document file → stored document id
-	fileOf map[string]string // stored document id → file
-	closers []func()
-	log     *slog.Logger
+	Suite     *Suite
+	Org       Org
+	Rules     []Rule
+	insts     []ingestd.Installation
+	store     *sqlite.Store
+	svc       *retrieval.Service
+	docID     map[string]string // document file → stored document id
+	fileOf    map[string]string // stored document id → file
+	closers   []func()
+	log       *slog.Logger
+	grounding string
 }
 
 // Open loads the suite, derives the organisation and its configuration,
@@ -69,7 +77,18 @@ func Open(ctx context.Context, o Options) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{Suite: s, Org: org, Rules: Configure(org), docID: map[string]string{}, fileOf: map[string]string{}, log: o.Logger}
+	configure := Configure
+	if o.Configure != nil {
+		configure = o.Configure
+	}
+	b := &Bench{Suite: s, Org: org, Rules: configure(org), docID: map[string]string{}, fileOf: map[string]string{}, log: o.Logger, grounding: o.Grounding}
+	switch b.grounding {
+	case "":
+		b.grounding = ingestd.GroundingAuto
+	case ingestd.GroundingAuto, ingestd.GroundingAll:
+	default:
+		return nil, fmt.Errorf("grounding %q is not auto or all", o.Grounding)
+	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}

@@ -141,7 +141,7 @@ func (b *Bench) run(ctx context.Context, c Call, classes client.Classes) (st ste
 	st.bound, st.listed = &bv, listed
 	q, _ := c.Args["query"].(string)
 	if st.class != ingestd.ToolWrite && strings.TrimSpace(q) != "" {
-		resp, err := b.svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: q})
+		resp, err := b.svc.Retrieve(ctx, ingestd.RetrieveRequest{Query: q, Grounding: b.grounding})
 		if err != nil {
 			return st, 0, false, err
 		}
