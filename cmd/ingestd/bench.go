@@ -52,13 +52,15 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	switch {
 	case len(args) > 0 && args[0] == "firewall":
 		return runBenchFirewall(ctx, e, args[1:])
+	case len(args) > 0 && args[0] == "agentdojo":
+		return runBenchAgentDojo(ctx, e, args[1:])
 	case len(args) > 0 && (args[0] == "store" || args[0] == "archive"):
 		return &usageError{cmd: "bench", msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
 	case len(args) > 0 && isHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
 		return nil
 	case len(args) == 0 || args[0] != "retrieve":
-		return &usageError{cmd: "bench", msg: "want retrieve or firewall"}
+		return &usageError{cmd: "bench", msg: "want retrieve, firewall or agentdojo"}
 	}
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)

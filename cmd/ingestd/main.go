@@ -84,6 +84,8 @@ var synopses = []synopsis{
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
 		"the firewall usefulness benchmark on a built-in labelled corpus"},
+	{"bench agentdojo", "--suite DIR [--grounding auto|all] [--json]",
+		"replay an AgentDojo suite through the real connectors and retrieval; per tool-gate policy: utility, attack success, confirmations"},
 	{"check", "",
 		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir) without opening anything: exit 0, or 2 with file:line for each problem"},
 	{"version", "",
@@ -102,7 +104,7 @@ func usage() string {
 	for _, s := range synopses {
 		fmt.Fprintf(&b, "  %s\n        %s\n", s.line(), s.what)
 	}
-	b.WriteString("\nEvery command but version and bench firewall takes --config F (default $INGESTD_CONFIG, then ./ingestd.yaml).\n" +
+	b.WriteString("\nEvery command but version, bench firewall and bench agentdojo takes --config F (default $INGESTD_CONFIG, then ./ingestd.yaml).\n" +
 		"Run `ingestd COMMAND --help` for a command's flags.\n")
 	return b.String()
 }
