@@ -96,7 +96,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err != nil || len(refs) != info.Documents {
 		t.Fatalf("restored database holds %d documents (%v), its backup %d", len(refs), err, info.Documents)
 	}
-	if hits, err := r.SearchText(context.Background(), "walrus", ingestd.Filter{}, 1000); err != nil || len(hits) != info.Documents {
+	if hits, err := r.SearchText(context.Background(), "walrus", ingestd.Filter{}, info.Documents+1); err != nil || len(hits) != info.Documents {
 		t.Fatalf("SearchText in the restored database = %d hits, %v, want %d", len(hits), err, info.Documents)
 	}
 }
