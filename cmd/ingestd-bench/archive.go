@@ -16,8 +16,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/embedder"
-	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/internal/private"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -52,8 +52,8 @@ type archiveBenchReport struct {
 // export, a backup of the SQLite file, and import into an empty SQLite
 // store; with --postgres-url-env also import into and export from an
 // empty PostgreSQL database, and the corpus put into it again as the
-// pipeline writes. Export and import run the code of `ingestd export`
-// and `ingestd import` (wiring.go). It reads no config and removes what it wrote.
+// pipeline writes. Export and import are package daemon's, which `ingestd
+// export` and `ingestd import` run (wiring.go). It reads no config and removes what it wrote.
 func runArchive(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 	docs := fs.Int("documents", 5000, "documents in the synthetic corpus")
@@ -84,13 +84,11 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 	}
 	defer os.RemoveAll(dir)
 
-	keys, err := erasure.NewKeyer([]byte(strings.Repeat("bench-key-", 4)))
-	if err != nil {
-		return err
-	}
 	lex := embedder.NewLexical(*dims)
-	benchApp := func(driver string, s ingestd.Store, optimize func(context.Context) error) *deployment {
-		return &deployment{driver: driver, dims: *dims, store: s, optimize: optimize, embedder: embedder.NewCached(lex, nil), keys: keys}
+	// Each store gets the daemon cmd/ingestd would open over it; the
+	// stores' own deferred Close (which may run twice) closes both.
+	deploy := func(driver string, s ingestd.Store, m daemon.Maintainer) (*daemon.Daemon, error) {
+		return openDeployment(ctx, driver, s, m, *dims, nil, nil)
 	}
 	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
@@ -120,18 +118,22 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	arch := filepath.Join(dir, "src.ingestd")
-	exportFile := func(a *deployment, path string) error {
-		w, commit, abort, err := createOutput(path)
+	exportFile := func(d *daemon.Daemon, path string) error {
+		f, err := private.CreateAside(path)
 		if err != nil {
 			return err
 		}
-		if _, err := exportTo(ctx, a, w, *comp); err != nil {
-			abort()
+		if _, err := d.Export(ctx, f, *comp); err != nil {
+			f.Abort()
 			return err
 		}
-		return commit()
+		return f.Commit()
 	}
-	if err := timed("export sqlite", func() error { return exportFile(benchApp("sqlite", src, src.Optimize), arch) }); err != nil {
+	srcD, err := deploy("sqlite", src, src)
+	if err != nil {
+		return err
+	}
+	if err := timed("export sqlite", func() error { return exportFile(srcD, arch) }); err != nil {
 		return err
 	}
 	fi, err := os.Stat(arch)
@@ -175,8 +177,13 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer dst.Close(context.Background())
+	dstD, err := deploy("sqlite", dst, dst)
+	if err != nil {
+		return err
+	}
 	if err := timed("import sqlite", func() error {
-		return importArchive(ctx, benchApp("sqlite", dst, dst.Optimize), open)
+		_, err := dstD.Import(ctx, open, false, nil)
+		return err
 	}); err != nil {
 		return err
 	}
@@ -186,9 +193,13 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer pg.Close(context.Background())
-		a := benchApp("postgres", pg, nil)
+		a, err := deploy("postgres", pg, nil)
+		if err != nil {
+			return err
+		}
 		if err := timed("import postgres", func() error {
-			return importArchive(ctx, a, open)
+			_, err := a.Import(ctx, open, false, nil)
+			return err
 		}); err != nil {
 			return err
 		}

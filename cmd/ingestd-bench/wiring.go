@@ -1,34 +1,26 @@
 package main
 
-// What the benchmarks need of the running system, wired the way
-// cmd/ingestd wires it. These are copies of the least of cmd/ingestd
-// that the benchmarks measure (its openApp and retrieval for a corpus,
-// its exportTo and importArchive), kept until the daemon package opens a
-// deployment from options: then they call it instead, and measure the
-// one copy of the code.
+// What the benchmarks need of the running system: package daemon,
+// opened from options as cmd/ingestd opens it, so what they measure
+// (retrieval over a corpus, export, import) is the one copy of the code
+// that ingestd runs.
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"time"
+	"strings"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
 	"github.com/ingestd/ingestd/benchmarks/storebench"
+	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/erasure"
 	"github.com/ingestd/ingestd/firewall"
-	"github.com/ingestd/ingestd/internal/private"
-	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/provenance"
-	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/sqlite"
 )
@@ -64,8 +56,8 @@ func corpusInstallations() []ingestd.Installation {
 // c.Config` does before it serves (its configuration: the embedded SQLite
 // store, the lexical embedder of storebench.Dims, the firewall enforcing,
 // the five installations): the store with the metadata keys the
-// declaration reads, the embedding cache, the installations recorded,
-// the in-memory indexes warmed, and retrieval.Service over them.
+// declaration reads, the daemon over it (the installations recorded),
+// the in-memory indexes warmed, and the daemon's retrieval.
 func openCorpusRetriever(ctx context.Context, e *env, c storebench.Corpus) (ingestd.Retriever, func(), error) {
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	insts := corpusInstallations()
@@ -73,214 +65,50 @@ func openCorpusRetriever(ctx context.Context, e *env, c storebench.Corpus) (inge
 	if err != nil {
 		return nil, nil, err
 	}
-	fail := func(err error) (ingestd.Retriever, func(), error) {
-		s.Close(context.Background())
+	d, err := openDeployment(ctx, "sqlite", s, s, storebench.Dims, insts, log)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.PutInstallations(ctx, insts); err != nil {
-		return fail(fmt.Errorf("record installations: %w", err))
-	}
-	svc, err := retrieval.New(retrieval.Options{
-		Store:         s,
-		Embedder:      embedder.NewCached(embedder.NewLexical(storebench.Dims), nil),
-		Installations: insts,
-		Logger:        log,
-	})
-	if err != nil {
-		return fail(err)
-	}
+	closeAll := func() { d.Close(context.Background()) }
 	if err := s.Warm(ctx); err != nil {
-		return fail(err)
+		closeAll()
+		return nil, nil, err
 	}
-	return svc, func() { s.Close(context.Background()) }, nil
-}
-
-// deployment is what export and import read of cmd/ingestd's app.
-type deployment struct {
-	driver   string
-	dims     int
-	store    ingestd.Store
-	optimize func(context.Context) error // the SQLite store's upkeep after bulk writes; nil for PostgreSQL
-	embedder ingestd.Embedder
-	keys     *erasure.Keyer
-	insts    []ingestd.Installation
-}
-
-// exportTo is cmd/ingestd's exportTo: the store's archive written to w.
-func exportTo(ctx context.Context, d *deployment, w io.Writer, compression string) (*archive.Writer, error) {
-	var aw *archive.Writer
-	err := d.store.Export(ctx, func(r ingestd.ArchiveRecord) error {
-		if r.Summary != nil {
-			var err error
-			aw, err = archive.NewWriter(w, d.manifest(*r.Summary), compression)
-			return err
-		}
-		return aw.Write(r)
-	})
+	svc, err := d.Retrieval(nil)
 	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return svc, closeAll, nil
+}
+
+// benchKey is the erasure key of every deployment the benchmarks open.
+var benchKey = []byte(strings.Repeat("bench-key-", 4))
+
+// openDeployment opens the daemon over s (which it closes from then on,
+// on error too) with the lexical embedder of dims dimensions, as
+// cmd/ingestd opens it for a store of driver: maint is the SQLite
+// store's upkeep (nil for PostgreSQL), and the archive's manifest names
+// the driver's schema.
+func openDeployment(ctx context.Context, driver string, s ingestd.Store, maint daemon.Maintainer, dims int, insts []ingestd.Installation, log *slog.Logger) (*daemon.Daemon, error) {
+	keys, err := erasure.NewKeyer(benchKey)
+	if err != nil {
+		s.Close(ctx)
 		return nil, err
 	}
-	if aw == nil {
-		return nil, errors.New("export: the store wrote no summary")
+	o := daemon.Options{
+		Store:      s,
+		Maintainer: maint,
+		Embedder:   embedder.NewLexical(dims),
+		Keys:       keys,
+		Archive:    daemon.ArchiveInfo{Ingestd: "ingestd-bench", Store: archive.StoreInfo{Driver: driver, SchemaVersion: sqlite.SchemaVersion()}, Dims: dims},
+		Logger:     log,
 	}
-	return aw, aw.Close()
-}
-
-func (d *deployment) manifest(sum ingestd.ArchiveSummary) archive.Manifest {
-	m := archive.Manifest{
-		CreatedAt:    time.Now(),
-		Ingestd:      "ingestd-bench",
-		Store:        archive.StoreInfo{Driver: d.driver, SchemaVersion: sqlite.SchemaVersion()},
-		Embedder:     archive.EmbedderInfo{ID: d.embedder.ID(), Dims: d.dims},
-		ErasureKeyID: d.keys.ID(),
-		Counts:       sum,
+	if driver == "postgres" {
+		o.Archive.Store.SchemaVersion = postgres.SchemaVersion()
 	}
-	if d.driver == "postgres" {
-		m.Store.SchemaVersion = postgres.SchemaVersion()
+	for _, in := range insts {
+		o.Installations = append(o.Installations, daemon.Installation{Installation: in})
 	}
-	return m
-}
-
-// createOutput is cmd/ingestd's for a file: written aside, synced and
-// renamed into place by commit, removed by abort.
-func createOutput(path string) (w io.Writer, commit func() error, abort func(), err error) {
-	if _, err := os.Lstat(path); err == nil {
-		return nil, nil, nil, fmt.Errorf("%s exists", path)
-	}
-	f, err := private.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	abort = func() {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	commit = func() error {
-		if err := f.Sync(); err != nil {
-			abort()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(f.Name())
-			return err
-		}
-		if err := os.Link(f.Name(), path); err != nil {
-			os.Remove(f.Name())
-			return err
-		}
-		return os.Remove(f.Name())
-	}
-	return f, commit, abort, nil
-}
-
-// importBatch is cmd/ingestd's: chunks one import transaction writes.
-const importBatch = 500
-
-var errStop = errors.New("stop")
-
-// importArchive is cmd/ingestd's importArchive without --reindex: the
-// store must be empty; the archive is read through once to check it,
-// then again to write it in batches, every tier resolved and every chunk
-// fenced again from its text; then the SQLite store's upkeep.
-func importArchive(ctx context.Context, d *deployment, open func() (*archive.Reader, io.Closer, error)) error {
-	var have ingestd.ArchiveSummary
-	err := d.store.Export(ctx, func(r ingestd.ArchiveRecord) error {
-		have = *r.Summary
-		return errStop
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return err
-	}
-	if have.Documents > 0 || have.Tombstones > 0 {
-		return fmt.Errorf("the store already holds %d documents and %d tombstones", have.Documents, have.Tombstones)
-	}
-	if err := readArchive(ctx, d, open, nil); err != nil {
-		return fmt.Errorf("%w; nothing was written", err)
-	}
-	if err := readArchive(ctx, d, open, d.store.Import); err != nil {
-		return err
-	}
-	if d.optimize != nil {
-		return d.optimize(ctx)
-	}
-	return nil
-}
-
-// readArchive is cmd/ingestd's readArchive without --reindex.
-func readArchive(ctx context.Context, d *deployment, open func() (*archive.Reader, io.Closer, error), write func(context.Context, []ingestd.ArchiveRecord) error) error {
-	r, f, err := open()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	defer r.Close()
-	m := r.Manifest()
-	want := d.embedder.ID()
-	decls := provenance.Declare(d.insts)
-	var others []string
-	for id := range m.Counts.Embedders {
-		if id != "" && id != want {
-			others = append(others, id)
-		}
-	}
-	slices.Sort(others)
-	if len(others) > 0 {
-		return fmt.Errorf("the archive's vectors were made by %q, not %s", others, want)
-	}
-	if m.Counts.Tombstones > 0 && m.ErasureKeyID != d.keys.ID() {
-		return fmt.Errorf("the archive's erasure key is %s, not %s", m.ErasureKeyID, d.keys.ID())
-	}
-	var (
-		batch  []ingestd.ArchiveRecord
-		chunks int
-	)
-	flush := func() error {
-		if len(batch) == 0 || write == nil {
-			batch, chunks = batch[:0], 0
-			return nil
-		}
-		if err := write(ctx, batch); err != nil {
-			return err
-		}
-		batch, chunks = batch[:0], 0
-		return nil
-	}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case rec.Installation != nil:
-			rec.Installation.Tier = provenance.Resolve(rec.Installation.Tier)
-		case rec.Tombstone != nil:
-			if k := rec.Tombstone.KeyID; k != d.keys.ID() {
-				return fmt.Errorf("a tombstone's erasure key is %s, not %s", k, d.keys.ID())
-			}
-		case rec.Document != nil:
-			doc := rec.Document
-			doc.Tier = provenance.Resolve(doc.Tier)
-			for i := range doc.Chunks {
-				c := &doc.Chunks[i]
-				c.Tier = doc.Tier
-				if len(c.Embedding) > 0 && c.EmbedderID != want {
-					return fmt.Errorf("a chunk's vector was made by %s, not %s", c.EmbedderID, want)
-				}
-			}
-			if write != nil {
-				pipeline.Refence(&doc.Document, decls.InForce(ingestd.TierFacts{Installation: doc.Installation, SourceKind: doc.SourceKind, Tier: doc.Tier, Meta: doc.Meta}), doc.Chunks)
-			}
-			chunks += len(doc.Chunks) + 1
-		}
-		batch = append(batch, rec)
-		if chunks >= importBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
+	return daemon.Open(ctx, o)
 }

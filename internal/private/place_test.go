@@ -52,3 +52,43 @@ func TestPlaceNew(t *testing.T) {
 		t.Fatalf("tmp holds %q, want %q", got, want)
 	}
 }
+
+// TestAside: a file written aside is at its path only once committed, and
+// nothing of it is left after an abort or a commit refused because the
+// path appeared meanwhile.
+func TestAside(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a.ingestd")
+	a, err := private.CreateAside(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WriteString("archive"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("path before Commit: %v, want it absent", err)
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "archive" {
+		t.Fatalf("committed %q, %v", b, err)
+	}
+
+	b, err := private.CreateAside(filepath.Join(dir, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Abort()
+	c, err := private.CreateAside(out) // out is taken now
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("Commit to a taken path = %v, want os.ErrExist", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*partial*")); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

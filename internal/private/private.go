@@ -13,6 +13,7 @@ package private
 import (
 	"errors"
 	"os"
+	"path/filepath"
 )
 
 // The modes of what the package makes.
@@ -71,4 +72,45 @@ func PlaceNew(tmp, path string) error {
 		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
 	}
 	return os.Rename(tmp, path)
+}
+
+// Aside is a new file written beside path under a temporary name: Commit
+// syncs it and places it at path (refusing a path that appeared
+// meanwhile, see PlaceNew), Abort removes it. A reader of path never
+// sees part of it.
+type Aside struct {
+	*os.File
+	path string
+}
+
+// CreateAside makes a new file, 0600, in path's folder to be placed at
+// path.
+func CreateAside(path string) (*Aside, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	if err != nil {
+		return nil, err
+	}
+	return &Aside{File: f, path: path}, nil
+}
+
+// Commit syncs and closes the file and places it at path; on error the
+// file is removed.
+func (a *Aside) Commit() error {
+	err := a.Sync()
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = PlaceNew(a.Name(), a.path)
+	}
+	if err != nil {
+		os.Remove(a.Name())
+	}
+	return err
+}
+
+// Abort closes and removes the file.
+func (a *Aside) Abort() {
+	a.Close()
+	os.Remove(a.Name())
 }
