@@ -155,7 +155,7 @@ func (r *Registry) Names() []string {
 func (r *Registry) Check(inst ingestd.Installation) error {
 	k, ok := r.kinds[inst.Kind]
 	if !ok {
-		return ingestd.Errorf(ingestd.EINVALID, "installation %q: unknown kind %q (known: %v)", inst.ID, inst.Kind, r.Names())
+		return ingestd.Errorf(ingestd.EINVALID, "installation %q: unknown kind %q (known: %s)", inst.ID, inst.Kind, strings.Join(r.Names(), ", "))
 	}
 	if inst.Tier == "" {
 		return ingestd.Errorf(ingestd.EINVALID, "installation %q declares no tier; set tier: to one of %s", inst.ID, provenance.ValidList())

@@ -138,7 +138,7 @@ func (s *serving) listen(so ServeOptions) error {
 		return &OptionError{Option: "tls", Err: err}
 	}
 	if s.ln, err = net.Listen("tcp", so.Listen); err != nil {
-		return fmt.Errorf("listen %s: %w", so.Listen, err)
+		return &OptionError{Option: "listen", Err: fmt.Errorf("listen %s: %v (is another serve running? stop it, or give this one another listen address)", so.Listen, errors.Unwrap(err))}
 	}
 	if so.Listening != nil {
 		so.Listening(s.ln.Addr().String())

@@ -125,11 +125,7 @@ func (a *app) connectors(e *env, reg *connectors.Registry) ([]daemon.Installatio
 			Now:       time.Now,
 		})
 		if err != nil {
-			var ce *configError
-			if asConfigError(err, &ce) {
-				return nil, err
-			}
-			return nil, &configError{path: cfg.path, line: ic.line, msg: err.Error()}
+			return nil, cfg.buildError(ic, err)
 		}
 		out = append(out, daemon.Installation{Installation: inst, Connector: conn})
 	}
@@ -177,14 +173,6 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 			Store: archive.StoreInfo{Driver: cfg.Store.Driver, SchemaVersion: schema}},
 		Logger: a.log,
 	}, nil
-}
-
-func asConfigError(err error, target **configError) bool {
-	ce, ok := err.(*configError)
-	if ok {
-		*target = ce
-	}
-	return ok
 }
 
 // Close closes the daemon and releases the data_dir lock.

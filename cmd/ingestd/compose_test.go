@@ -275,3 +275,53 @@ func envKeys(n *yaml.Node) []string {
 	}
 	return out
 }
+
+// TestComposeSharesOneErasureKey: every ingestd process of compose.yaml
+// reads the erasure key from one variable, required from the
+// environment, so tombstones one process wrote are read by all and the
+// key outlives `docker compose down`; each process's data_dir is a named
+// volume, declared in the file, so nothing lands on an anonymous one.
+func TestComposeSharesOneErasureKey(t *testing.T) {
+	root := filepath.Join("..", "..")
+	cfg, err := LoadConfig(filepath.Join(root, "examples", "compose", "ingestd.yaml"), registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := cfg.Erasure.KeyEnv
+	if key == "" {
+		t.Fatal("examples/compose/ingestd.yaml sets no erasure.key_env: each container would make its own erasure.key")
+	}
+	raw := mustRead(t, filepath.Join(root, "compose.yaml"))
+	var compose composeFile
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatal(err)
+	}
+	var top struct {
+		Volumes map[string]any `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(raw, &top); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for name, svc := range compose.Services {
+		if svc.Image != compose.Ingestd.Image {
+			continue
+		}
+		n++
+		if v := svc.Environment[key]; !strings.Contains(v, "${"+key+":?") {
+			t.Errorf("%s: %s = %q, want it required from the environment (${%s:?...})", name, key, v, key)
+		}
+		var vol string
+		for _, v := range svc.Volumes {
+			if src, dst, ok := strings.Cut(v, ":"); ok && strings.TrimSuffix(dst, ":ro") == cfg.DataDir {
+				vol = src
+			}
+		}
+		if _, declared := top.Volumes[vol]; vol == "" || !declared {
+			t.Errorf("%s: data_dir %s is not on a named volume declared in compose.yaml (volumes %v)", name, cfg.DataDir, svc.Volumes)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no ingestd service in compose.yaml")
+	}
+}

@@ -45,6 +45,7 @@ type Config struct {
 	path       string         // the file it came from
 	dir        string         // its directory: relative paths are relative to it
 	lines      map[string]int // the line of each top-level key
+	subLines   map[string]int // the line of each key one level down ("chunking.max_tokens")
 	tokenLines []int          // the line of each auth.tokens entry
 }
 
@@ -271,6 +272,9 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &configError{path: path, msg: "the file is empty: a configuration lists at least its installations (see the examples folder for complete ones)"}
+		}
 		return nil, yamlSyntaxError(path, err)
 	}
 	// One document: a second one would be silently ignored.
@@ -288,10 +292,25 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
 	}
 	doc := root.Content[0]
-	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}}
+	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}, subLines: map[string]int{}}
+	c.recordLines(doc)
+	if err := c.decode(doc, reg); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// recordLines notes where each top-level key, each key one level down
+// and each auth token sits, for errors that name a line.
+func (c *Config) recordLines(doc *yaml.Node) {
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
 		c.lines[k.Value] = k.Line
+		if v.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				c.subLines[k.Value+"."+v.Content[j].Value] = v.Content[j].Line
+			}
+		}
 		if k.Value != "auth" || v.Kind != yaml.MappingNode {
 			continue
 		}
@@ -303,9 +322,12 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 			}
 		}
 	}
+}
 
-	// Decode everything but installations strictly; installations are
-	// decoded by hand so each kind's block goes to its connector.
+// decode decodes everything but installations strictly; installations
+// are decoded by hand so each kind's block goes to its connector.
+func (c *Config) decode(doc *yaml.Node, reg *connectors.Registry) error {
+	path := c.path
 	var instNode *yaml.Node
 	rest := &yaml.Node{Kind: yaml.MappingNode, Line: doc.Line, Column: doc.Column}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
@@ -316,17 +338,14 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 		rest.Content = append(rest.Content, doc.Content[i], doc.Content[i+1])
 	}
 	if err := strictDecode(path, rest, c, ""); err != nil {
-		return nil, err
+		return err
 	}
 	if instNode != nil {
 		if err := c.decodeInstallations(instNode, reg); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := c.validate(doc); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c.validate(doc)
 }
 
 // yamlSyntaxError is a configuration that is not YAML, at the line where
@@ -543,7 +562,7 @@ func (c *Config) validate(doc *yaml.Node) error {
 	default:
 		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
 	}
-	return nil
+	return c.validateRanges()
 }
 
 // validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].

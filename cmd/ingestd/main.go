@@ -12,17 +12,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
 )
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3";
-// otherwise the module version or "dev".
-var version = ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +52,7 @@ var synopses = []synopsis{
 		"run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
 	{"ingest", "PATH|URL --installation ID",
 		"ingest one file into a files installation, or one URL into a url installation"},
-	{"search", "QUERY [--json] [--installations a,b] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand]",
+	{"search", "QUERY [--json] [--installations a,b] [--tiers t,u] [--source-kinds k,l] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand] [--no-rejected] [--grounding all|auto] [--trusted-view] [--request-id ID]",
 		"retrieve as a chat backend would: the three blocks, each row's document id and a snippet, and the verdict"},
 	{"mcp", "[--as TOKEN_NAME] [--server URL --token-env VAR]",
 		"serve MCP on stdin/stdout for a desktop host: the retrieve and provenance tools, documents as resources"},
@@ -87,8 +82,10 @@ var synopses = []synopsis{
 		"load a running server with retrievals and print throughput, latency percentiles and errors"},
 	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
 		"the firewall usefulness benchmark on a built-in labelled corpus"},
+	{"check", "",
+		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir) without opening anything: exit 0, or 2 with file:line for each problem"},
 	{"version", "",
-		"print the version"},
+		"print the version, and the VCS revision and time it was built from"},
 }
 
 // line is the synopsis as the usage and the README write it.
@@ -205,6 +202,7 @@ func (e *env) run(ctx context.Context, args []string) int {
 		{"restore", runRestore},
 		{"dlq", runDLQ},
 		{"bench", runBench},
+		{"check", runCheck},
 		{"version", runVersion},
 	}
 	for _, c := range cmds {
@@ -281,25 +279,6 @@ func configFlag(fs *flag.FlagSet, e *env) *string {
 		def = "ingestd.yaml"
 	}
 	return fs.String("config", def, "the configuration `file`")
-}
-
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-func runVersion(_ context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	if _, err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	e.stdout.Printf("ingestd %s\n", versionString())
-	return nil
 }
 
 func splitList(s string) []string {

@@ -27,10 +27,39 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 func mustQuickstart(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "examples", "quickstart"))); err != nil {
+	if err := copyQuickstart(dst, filepath.Join("..", "..", "examples", "quickstart")); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dst, "ingestd.yaml")
+}
+
+// quickstartCorpus is what a test copies of the quickstart: its
+// configuration and its two folders, never the data/ that
+// `serve --config examples/quickstart/ingestd.yaml` leaves in the tree.
+var quickstartCorpus = []string{"ingestd.yaml", "handbook", "support-inbox"}
+
+// copyQuickstart copies quickstartCorpus from src into dst.
+func copyQuickstart(dst, src string) error {
+	for _, name := range quickstartCorpus {
+		fi, err := os.Stat(filepath.Join(src, name))
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.CopyFS(filepath.Join(dst, name), os.DirFS(filepath.Join(src, name))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeConfig(t *testing.T, body string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -11,15 +12,63 @@ import (
 	"github.com/ingestd/ingestd/provenance"
 )
 
+// searchFlags are search's flags: one for every field of a retrieve
+// request, and how to print the answer.
+type searchFlags struct {
+	cfgPath, insts, tiers, kinds, grounding, requestID *string
+	asJSON, fenced, exclude, noExpand, noRejected      *bool
+	trustedView                                        *bool
+	topK                                               *int
+}
+
+func newSearchFlags(fs *flag.FlagSet, e *env) *searchFlags {
+	return &searchFlags{
+		cfgPath:     configFlag(fs, e),
+		asJSON:      fs.Bool("json", false, "print exactly the POST /v1/retrieve response"),
+		insts:       fs.String("installations", "", "comma-separated installation ids to search (default all)"),
+		topK:        fs.Int("top-k", 8, "primary chunks to return (1..100)"),
+		fenced:      fs.Bool("fenced", false, "print each chunk's fenced text, as a model would read it"),
+		exclude:     fs.Bool("exclude-untrusted", false, "leave untrusted documents out of all blocks"),
+		noExpand:    fs.Bool("no-expand", false, "skip the expanded block"),
+		noRejected:  fs.Bool("no-rejected", false, "skip the rejected block (dismissed approaches)"),
+		tiers:       fs.String("tiers", "", "comma-separated tiers in force to search (default all)"),
+		kinds:       fs.String("source-kinds", "", "comma-separated connector kinds to search (default all)"),
+		grounding:   fs.String("grounding", "", "all (rank every tier together) or auto (untrusted text only when it answers better)"),
+		trustedView: fs.Bool("trusted-view", false, "also answer with the blocks exclude_untrusted would serve, and their own verdict"),
+		requestID:   fs.String("request-id", "", "an id carried into the firewall log"),
+	}
+}
+
+// request is the retrieve request the flags and the query ask for, or a
+// usage error naming the flag out of range.
+func (f *searchFlags) request(query string) (ingestd.RetrieveRequest, error) {
+	if *f.topK < 1 || *f.topK > ingestd.MaxTopK {
+		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *f.topK, ingestd.MaxTopK)}
+	}
+	switch *f.grounding {
+	case "", ingestd.GroundingAll, ingestd.GroundingAuto:
+	default:
+		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--grounding %q is not one of all, auto", *f.grounding)}
+	}
+	expand, rejected := !*f.noExpand, !*f.noRejected
+	return ingestd.RetrieveRequest{
+		Query:            query,
+		TopK:             *f.topK,
+		Installations:    splitList(*f.insts),
+		Tiers:            splitList(*f.tiers),
+		SourceKinds:      splitList(*f.kinds),
+		Expand:           &expand,
+		IncludeRejected:  &rejected,
+		ExcludeUntrusted: *f.exclude,
+		RequestID:        *f.requestID,
+		Grounding:        *f.grounding,
+		TrustedView:      *f.trustedView,
+	}, nil
+}
+
 func runSearch(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	cfgPath := configFlag(fs, e)
-	asJSON := fs.Bool("json", false, "print exactly the POST /v1/retrieve response")
-	insts := fs.String("installations", "", "comma-separated installation ids to search (default all)")
-	topK := fs.Int("top-k", 8, "primary chunks to return (1..100)")
-	fenced := fs.Bool("fenced", false, "print each chunk's fenced text, as a model would read it")
-	exclude := fs.Bool("exclude-untrusted", false, "leave untrusted documents out of all blocks")
-	noExpand := fs.Bool("no-expand", false, "skip the expanded block")
+	f := newSearchFlags(fs, e)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -27,11 +76,11 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{cmd: "search", msg: "want a query"}
 	}
-	query := pos[0]
-	for _, p := range pos[1:] {
-		query += " " + p
+	req, err := f.request(strings.Join(pos, " "))
+	if err != nil {
+		return err
 	}
-	a, err := openApp(ctx, e, *cfgPath)
+	a, err := openApp(ctx, e, *f.cfgPath)
 	if err != nil {
 		return err
 	}
@@ -40,14 +89,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	expand := !*noExpand
-	resp, err := svc.Retrieve(ctx, ingestd.RetrieveRequest{
-		Query:            query,
-		TopK:             *topK,
-		Installations:    splitList(*insts),
-		Expand:           &expand,
-		ExcludeUntrusted: *exclude,
-	})
+	resp, err := svc.Retrieve(ctx, req)
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is
 		// not configured, a --top-k out of range.
@@ -56,12 +98,18 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if *f.asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(resp)
 	}
-	renderSearch(e.stdout, resp, renderOptions{color: e.stdout.isTTY(), fenced: *fenced})
+	o := renderOptions{color: e.stdout.isTTY(), fenced: *f.fenced}
+	renderSearch(e.stdout, resp, o)
+	if tv := resp.TrustedView; tv != nil {
+		e.stdout.Printf("\ntrusted view (what exclude_untrusted serves, with its own verdict):\n")
+		renderSearch(e.stdout, &ingestd.RetrieveResponse{Primary: tv.Primary, Expanded: tv.Expanded, Rejected: tv.Rejected,
+			Verdict: tv.Verdict, ExcludedUntrustedDocuments: tv.ExcludedUntrustedDocuments}, o)
+	}
 	return nil
 }
 

@@ -40,8 +40,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	err = a.Run(ctx, daemon.Role(*role), so)
-	if oe := (*daemon.OptionError)(nil); errors.As(err, &oe) && oe.Option == "tls" {
-		return &configError{path: a.cfg.path, line: a.cfg.line("tls"), msg: err.Error()}
+	if oe := (*daemon.OptionError)(nil); errors.As(err, &oe) {
+		// A TLS file or a listen address the daemon cannot use is the
+		// configuration's line: exit 2 naming it.
+		return &configError{path: a.cfg.path, line: a.cfg.line(oe.Option), msg: err.Error()}
 	}
 	return err
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/connectors"
+)
+
+// runCheck is `ingestd check`: the configuration validated as serve
+// would take it — the file, every installation's block, every secret
+// variable it names, the listen address, TLS files, data_dir — without
+// opening a store, NATS or a listener. Exit 0 when serve would start on
+// it, 2 with file:line for each refusal.
+func runCheck(_ context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	cfgPath := configFlag(fs, e)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, problems, err := checkConfig(*cfgPath, e)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems[:max(0, len(problems)-1)] {
+		e.stderr.Printf("ingestd check: %v\n", p)
+	}
+	if len(problems) > 0 {
+		return problems[len(problems)-1]
+	}
+	e.stdout.Printf("%s: ok: %s, serve would start on it\n", cfg.path, plural(len(cfg.Installations), "installation"))
+	if note := listenInUse(cfg.Listen); note != "" {
+		e.stdout.Printf("note: %s\n", note)
+	}
+	return nil
+}
+
+// checkConfig loads the configuration at path and checks what serve
+// checks after loading it. err is a configuration that does not load
+// (the first error, as every command reports it); problems is every
+// refusal after that, each a *configError.
+func checkConfig(path string, e *env) (*Config, []error, error) {
+	reg := registry()
+	cfg, err := LoadConfig(path, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var problems []error
+	add := func(err error) {
+		if err != nil {
+			problems = append(problems, err)
+		}
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, ic := range cfg.Installations {
+		_, err := reg.Build(ic.Installation(), connectors.Settings{
+			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+			LookupEnv: e.lookupEnv,
+			BaseDir:   cfg.dir,
+			DataDir:   cfg.Path(cfg.DataDir),
+			Logger:    quiet,
+			Now:       time.Now,
+		})
+		add(cfg.buildError(ic, err))
+	}
+	a := &app{cfg: cfg, log: quiet}
+	if cfg.Store.Driver == "postgres" {
+		if v, ok := e.lookupEnv(cfg.Store.URLEnv); !ok || v == "" {
+			add(&configError{path: cfg.path, line: cfg.keyLine("store", "url_env"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)})
+		}
+		if cfg.Embedder.Dims <= 0 {
+			add(&configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"})
+		}
+	}
+	if _, err := newEmbedder(cfg, e); err != nil {
+		add(asLocated(cfg, cfg.line("embedder"), err))
+	}
+	if cfg.Erasure.KeyEnv != "" {
+		_, err := a.erasureKeys(e)
+		add(err)
+	}
+	if cfg.NATS.URL != "" || cfg.NATS.Listen != "" {
+		_, _, _, err := a.natsSecrets(e)
+		add(err)
+	}
+	tokens, err := a.tokens(e)
+	add(err)
+	if err == nil {
+		if err := api.CheckListen(cfg.Listen, len(tokens) > 0, cfg.Auth.AllowUnauthenticated); err != nil {
+			add(&configError{path: cfg.path, line: cfg.listenLine(), msg: err.Error()})
+		}
+	}
+	if cfg.TLS.Cert != "" {
+		if _, err := tls.LoadX509KeyPair(cfg.Path(cfg.TLS.Cert), cfg.Path(cfg.TLS.Key)); err != nil {
+			add(&configError{path: cfg.path, line: cfg.line("tls"), msg: "tls: " + err.Error()})
+		}
+	}
+	return cfg, problems, nil
+}
+
+// buildError is a connector's refusal of installation ic at the line of
+// its entry, or at the line the connector's own decoding found, never
+// with the file and line twice.
+func (c *Config) buildError(ic InstallationConfig, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		loc := ce.Error()
+		msg := strings.Replace(err.Error(), loc, ce.msg, 1)
+		return &configError{path: ce.path, line: ce.line, msg: msg}
+	}
+	return &configError{path: c.path, line: ic.line, msg: humanError(err)}
+}
+
+// asLocated is err as a *configError, at line when it has no place yet.
+func asLocated(c *Config, line int, err error) error {
+	var ce *configError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &configError{path: c.path, line: line, msg: err.Error()}
+}
+
+// listenInUse says when something listens on addr already: serve would
+// be refused the port, unless it is this deployment's serve. It dials,
+// and binds nothing.
+func listenInUse(addr string) string {
+	c, err := net.DialTimeout("tcp", dialListen(addr), 300*time.Millisecond)
+	if err != nil {
+		return ""
+	}
+	c.Close()
+	return fmt.Sprintf("something listens on %s already: serve would be refused it, unless that is this configuration's serve", addr)
+}
