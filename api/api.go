@@ -132,32 +132,7 @@ func New(o Options) http.Handler {
 	// The one scope check: every route that serves retrieval, on every
 	// protocol, MCP included, serves through these.
 	scoped := access.NewRetriever(o.Retriever)
-	s := &server{svc: scoped, log: o.Logger, ready: o.Ready, auth: newAuthenticator(o.Tokens)}
-	if o.Documents != nil {
-		s.docs = access.NewAdmin(o.Documents)
-	}
-	if o.Sync != nil {
-		s.sync = func(ctx context.Context, id string) error {
-			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
-				return err
-			}
-			return o.Sync(ctx, id)
-		}
-	}
-	if o.AddURL != nil {
-		s.addURL = func(ctx context.Context, id, rawURL string) ([]string, error) {
-			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
-				return nil, err
-			}
-			return o.AddURL(ctx, id, rawURL)
-		}
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.ready == nil {
-		s.ready = func(context.Context) error { return nil }
-	}
+	s := newServer(o, scoped)
 	copts := []connect.HandlerOption{
 		connect.WithCodec(jsonCodec{}),
 		connect.WithReadMaxBytes(MaxBodyBytes),
@@ -175,21 +150,7 @@ func New(o Options) http.Handler {
 		}
 		g.hosts[n] = true
 	}
-	mount := func(path string, h http.Handler, scope string) {
-		g.rpc[path] = true
-		mux.Handle(path, s.protect(h, scope, true))
-	}
-	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
-	mount(p, h, ScopeRetrieve)
-	p, h = ingestdv1connect.NewInstallationServiceHandler(&installationService{insts: scopeInstallations(o.Installations)}, copts...)
-	mount(p, h, ScopeAdmin)
-	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName, grpchealth.HealthV1ServiceName)
-	p, h = grpcreflect.NewHandlerV1(reflector)
-	mount(p, h, ScopeRetrieve)
-	p, h = grpcreflect.NewHandlerV1Alpha(reflector)
-	mount(p, h, ScopeRetrieve)
-	p, h = grpchealth.NewHandler(&checker{ready: s.ready})
-	mount(p, h, "") // probes carry no token
+	s.mountRPC(mux, g, o, copts)
 
 	mcpOpts := mcpserver.Options{Retriever: scoped, Version: o.Version, Logger: s.log}
 	if o.DocumentReader != nil {
@@ -237,6 +198,60 @@ func New(o Options) http.Handler {
 		writeError(w, ingestd.Errorf(ingestd.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	return g
+}
+
+// newServer is the server of o's admin actions, each through the scope
+// check, over scoped, with a discarding logger and an always-ready probe
+// for those o leaves nil.
+func newServer(o Options, scoped ingestd.Retriever) *server {
+	s := &server{svc: scoped, log: o.Logger, ready: o.Ready, auth: newAuthenticator(o.Tokens)}
+	if o.Documents != nil {
+		s.docs = access.NewAdmin(o.Documents)
+	}
+	if o.Sync != nil {
+		s.sync = func(ctx context.Context, id string) error {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return err
+			}
+			return o.Sync(ctx, id)
+		}
+	}
+	if o.AddURL != nil {
+		s.addURL = func(ctx context.Context, id, rawURL string) ([]string, error) {
+			if _, err := access.RequireInstallation(ctx, ScopeAdmin, id); err != nil {
+				return nil, err
+			}
+			return o.AddURL(ctx, id, rawURL)
+		}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.ready == nil {
+		s.ready = func(context.Context) error { return nil }
+	}
+	return s
+}
+
+// mountRPC mounts the Connect/gRPC services (retrieval, installations,
+// reflection, health) on mux, each through the token and scope check and
+// known to g as an RPC path.
+func (s *server) mountRPC(mux *http.ServeMux, g *guard, o Options, copts []connect.HandlerOption) {
+	mount := func(path string, h http.Handler, scope string) {
+		g.rpc[path] = true
+		mux.Handle(path, s.protect(h, scope, true))
+	}
+	p, h := ingestdv1connect.NewRetrievalServiceHandler(&connectService{svc: s.svc}, copts...)
+	mount(p, h, ScopeRetrieve)
+	p, h = ingestdv1connect.NewInstallationServiceHandler(&installationService{insts: scopeInstallations(o.Installations)}, copts...)
+	mount(p, h, ScopeAdmin)
+	reflector := grpcreflect.NewStaticReflector(ingestdv1connect.RetrievalServiceName, ingestdv1connect.InstallationServiceName, grpchealth.HealthV1ServiceName)
+	p, h = grpcreflect.NewHandlerV1(reflector)
+	mount(p, h, ScopeRetrieve)
+	p, h = grpcreflect.NewHandlerV1Alpha(reflector)
+	mount(p, h, ScopeRetrieve)
+	p, h = grpchealth.NewHandler(&checker{ready: s.ready})
+	mount(p, h, "") // probes carry no token
 }
 
 // routeMethods are the methods the REST routes use, in the order an Allow

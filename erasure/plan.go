@@ -90,38 +90,10 @@ func (e *Eraser) Plan(ctx context.Context, req Request) (*Plan, error) {
 	if err := check(req); err != nil {
 		return nil, err
 	}
-	var roots []ingestd.Document
-	var err error
 	author := NormalizeAuthor(req.Author)
-	switch {
-	case len(req.DocumentIDs) > 0:
-		ids := slices.Compact(slices.Sorted(slices.Values(req.DocumentIDs)))
-		if roots, err = e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{IDs: ids}); err != nil {
-			return nil, err
-		}
-		if len(roots) != len(ids) {
-			var missing []string
-			for _, id := range ids {
-				if !slices.ContainsFunc(roots, func(d ingestd.Document) bool { return d.ID == id }) {
-					missing = append(missing, id)
-				}
-			}
-			return nil, ingestd.Errorf(ingestd.ENOTFOUND, "no document %s (erased already, or never stored): nothing was erased", strings.Join(missing, ", "))
-		}
-	case author != "":
-		found, err := e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{AuthorContains: author})
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range found {
-			if (req.Installation == "" || d.Installation == req.Installation) && slices.Contains(AuthorKeys(d.Author), author) {
-				roots = append(roots, d)
-			}
-		}
-	default:
-		if roots, err = e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{Installation: req.Installation}); err != nil {
-			return nil, err
-		}
+	roots, err := e.roots(ctx, req, author)
+	if err != nil {
+		return nil, err
 	}
 	docs, err := e.withDerived(ctx, roots)
 	if err != nil {
@@ -171,6 +143,45 @@ func (e *Eraser) Plan(ctx context.Context, req Request) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// roots returns the documents req names: by id (ENOTFOUND for one the
+// store does not hold), by author (normalised, in the installation if
+// req names one) or the installation's.
+func (e *Eraser) roots(ctx context.Context, req Request, author string) ([]ingestd.Document, error) {
+	var roots []ingestd.Document
+	var err error
+	switch {
+	case len(req.DocumentIDs) > 0:
+		ids := slices.Compact(slices.Sorted(slices.Values(req.DocumentIDs)))
+		if roots, err = e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{IDs: ids}); err != nil {
+			return nil, err
+		}
+		if len(roots) != len(ids) {
+			var missing []string
+			for _, id := range ids {
+				if !slices.ContainsFunc(roots, func(d ingestd.Document) bool { return d.ID == id }) {
+					missing = append(missing, id)
+				}
+			}
+			return nil, ingestd.Errorf(ingestd.ENOTFOUND, "no document %s (erased already, or never stored): nothing was erased", strings.Join(missing, ", "))
+		}
+	case author != "":
+		found, err := e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{AuthorContains: author})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range found {
+			if (req.Installation == "" || d.Installation == req.Installation) && slices.Contains(AuthorKeys(d.Author), author) {
+				roots = append(roots, d)
+			}
+		}
+	default:
+		if roots, err = e.o.Store.FindDocuments(ctx, ingestd.DocumentQuery{Installation: req.Installation}); err != nil {
+			return nil, err
+		}
+	}
+	return roots, nil
 }
 
 // withDerived adds to docs every document derived from one of them, at

@@ -242,7 +242,18 @@ func Open(ctx context.Context, nc *nats.Conn, o *Options) (*Queue, error) {
 	return q, nil
 }
 
+// setup creates or updates what the queue runs on: its streams, then
+// the consumer and buckets that read them.
 func (q *Queue) setup(ctx context.Context) error {
+	if err := q.setupStreams(ctx); err != nil {
+		return err
+	}
+	return q.setupState(ctx)
+}
+
+// setupStreams creates or updates the jobs, dead-letter and events
+// streams.
+func (q *Queue) setupStreams(ctx context.Context) error {
 	var err error
 	q.jobs, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        JobsStream,
@@ -288,6 +299,13 @@ func (q *Queue) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", EventsStream, err)
 	}
+	return nil
+}
+
+// setupState creates or updates the workers' consumer, the lease and
+// schedule buckets, and opens the replay guard when ReplayAge is set.
+func (q *Queue) setupState(ctx context.Context) error {
+	var err error
 	q.cons, err = q.js.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
 		Durable:       WorkerConsumer,
 		Description:   "ingestd workers (shared by every worker process)",

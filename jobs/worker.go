@@ -69,18 +69,7 @@ type WorkerOptions struct {
 // crashed every time are moved to the dead letters too (from the server's
 // max-deliveries advisory).
 func (q *Queue) RunWorker(ctx context.Context, handler Handler, o WorkerOptions) error {
-	if o.Concurrency <= 0 {
-		o.Concurrency = 4
-	}
-	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 20 * time.Second
-	}
-	if o.FetchWait <= 0 {
-		o.FetchWait = time.Second
-	}
-	if o.LeaseWait <= 0 {
-		o.LeaseWait = 2 * q.o.LeaseTTL
-	}
+	o = o.withDefaults(q.o.LeaseTTL)
 	// Handlers run under hard, which outlives ctx by DrainTimeout.
 	hard, hardCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer hardCancel()
@@ -100,20 +89,9 @@ func (q *Queue) RunWorker(ctx context.Context, handler Handler, o WorkerOptions)
 	backoff := time.Duration(0)
 pull:
 	for ctx.Err() == nil {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+		n, ok := acquire(ctx, sem)
+		if !ok {
 			break pull
-		}
-		n := 1
-	more:
-		for n < o.Concurrency {
-			select {
-			case sem <- struct{}{}:
-				n++
-			default:
-				break more
-			}
 		}
 		batch, err := q.cons.Fetch(n, jetstream.FetchMaxWait(o.FetchWait))
 		got := 0
@@ -156,6 +134,45 @@ pull:
 		<-done
 	}
 	return nil
+}
+
+// withDefaults returns o with its zero fields set to their defaults; a
+// lease is waited for twice leaseTTL.
+func (o WorkerOptions) withDefaults(leaseTTL time.Duration) WorkerOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 20 * time.Second
+	}
+	if o.FetchWait <= 0 {
+		o.FetchWait = time.Second
+	}
+	if o.LeaseWait <= 0 {
+		o.LeaseWait = 2 * leaseTTL
+	}
+	return o
+}
+
+// acquire takes one slot of sem, waiting for it unless ctx ends first
+// (then ok is false), and then every other slot free at once: n slots,
+// as many jobs as the worker fetches.
+func acquire(ctx context.Context, sem chan struct{}) (n int, ok bool) {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return 0, false
+	}
+	n = 1
+	for n < cap(sem) {
+		select {
+		case sem <- struct{}{}:
+			n++
+		default:
+			return n, true
+		}
+	}
+	return n, true
 }
 
 type worker struct {

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -39,10 +38,17 @@ const (
 	batchWait   = time.Second
 )
 
-// batch holds a pass's documents waiting to be written. Safe for
+// batch holds a pass's documents waiting to be written and decides when
+// they are: it is the bottom of a sync pass's calls, which run one way —
+// Pipeline.Sync makes a pass and hands it to the connector; the pass
+// prepares each item (Pipeline.prepare) and queues it here; the batch
+// writes through the one function it was made with, pass.write, which
+// records each document's outcome. The batch knows neither the pass nor
+// the Pipeline: it schedules writes (full, timed, flushed, closed; one at
+// a time) and keeps the first fault a write returned. Safe for
 // concurrent use.
 type batch struct {
-	ps *pass
+	write func(ctx context.Context, waiting []batched) error // writes one batch; runs without b.mu
 
 	mu       sync.Mutex
 	waiting  []batched
@@ -63,18 +69,20 @@ type batched struct {
 	w    *write
 }
 
-func newBatch(ps *pass) *batch {
-	return &batch{ps: ps, ids: map[string]bool{}, inflight: map[string]bool{}}
+// newBatch returns a batch that writes with write: called from one
+// goroutine at a time, it returns the fault that stops the pass.
+func newBatch(write func(ctx context.Context, waiting []batched) error) *batch {
+	return &batch{write: write, ids: map[string]bool{}, inflight: map[string]bool{}}
 }
 
 // add queues w, the document of item, and starts writing the batch when
-// it is full. It returns a fault that stops the pass (see pass.result):
-// then the item is counted failed and not queued.
+// it is full. It returns a fault of an earlier write, which stops the
+// pass (see pass.result): then the item is not queued, and the caller
+// counts it failed.
 func (b *batch) add(ctx context.Context, item ingestd.Item, w *write) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.takeFault(); err != nil {
-		b.ps.record(item.ExternalID, Failed, err)
 		return err
 	}
 	b.waiting = append(b.waiting, batched{
@@ -173,79 +181,4 @@ func (b *batch) startLocked(ctx context.Context) {
 		close(done)
 		b.mu.Unlock()
 	}()
-}
-
-// write writes the documents and records each one's outcome. Before the
-// write it asks the erasure gate again about all of them at once: an
-// erasure made while they waited keeps them out, as it would have kept
-// out a document written the moment it was ready. It returns the first
-// fault that stops the pass.
-func (b *batch) write(ctx context.Context, waiting []batched) error {
-	ps := b.ps
-	var fault error
-	keep := func(err error) {
-		if err != nil && fault == nil {
-			fault = err
-		}
-	}
-	waiting, err := b.recheck(ctx, waiting)
-	keep(err)
-	if len(waiting) == 0 {
-		return fault
-	}
-	puts := make([]ingestd.DocumentPut, len(waiting))
-	for i, x := range waiting {
-		puts[i] = ingestd.DocumentPut{Doc: x.w.doc, Chunks: x.w.chunks, Links: x.w.links}
-	}
-	res := ps.p.store.PutDocuments(ctx, puts)
-	for i, x := range waiting {
-		r := ingestd.PutResult{Err: fmt.Errorf("no result for the document")}
-		if i < len(res) {
-			r = res[i]
-		}
-		o, err := ps.p.written(ctx, x.w, r.Changed, r.Err)
-		keep(ps.result(ctx, x.item.ExternalID, o, err))
-	}
-	return fault
-}
-
-// recheck returns the waiting documents that are still not erased. The
-// ones that were erased meanwhile are counted skipped; when the gate
-// cannot answer, none is written, each is counted failed and the error
-// stops the pass.
-func (b *batch) recheck(ctx context.Context, waiting []batched) ([]batched, error) {
-	ps := b.ps
-	if ps.p.erasures == nil {
-		return waiting, nil
-	}
-	items := make([]ingestd.Item, len(waiting))
-	for i, x := range waiting {
-		items[i] = x.item
-	}
-	some, err := ps.p.erasures.ErasedAny(ctx, ps.inst.ID, items)
-	if err == nil && !some {
-		return waiting, nil
-	}
-	var fault error
-	kept := waiting[:0]
-	for _, x := range waiting {
-		erased := false
-		if err == nil {
-			erased, err = ps.p.erasures.Erased(ctx, ps.inst.ID, x.item)
-		}
-		switch {
-		case err != nil:
-			err := fmt.Errorf("check erasure of %s: %w", x.w.doc.ID, err)
-			if fault == nil {
-				fault = err
-			}
-			ps.record(x.item.ExternalID, Failed, err)
-		case erased:
-			ps.p.log.Debug("ingest.item_erased", "installation", ps.inst.ID, "document", x.w.doc.ID)
-			ps.record(x.item.ExternalID, Skipped, errErased)
-		default:
-			kept = append(kept, x)
-		}
-	}
-	return kept, fault
 }

@@ -135,7 +135,7 @@ func (s Summary) String() string {
 func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress) (Summary, error) {
 	start := p.now()
 	ps := newPass(p, inst, prog)
-	ps.batch = newBatch(ps)
+	ps.batch = newBatch(ps.write)
 	err := src.Sync(ctx, ps)
 	if ferr := ps.batch.close(ctx); err == nil {
 		err = ferr
@@ -158,6 +158,12 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 
 // pass implements ingestd.Pass for one Sync call. Each of its item
 // methods counts the item as seen once and records exactly one outcome.
+//
+// Calls run one way: Sync → pass → batch. The pass runs the item stages
+// (Pipeline.prepare, written, Ingest, Delete), which call neither the
+// pass nor its batch, and queues the prepared documents in its batch;
+// the batch calls back only the write function it was made with
+// (pass.write), never another method of the pass or the Pipeline.
 type pass struct {
 	p    *Pipeline
 	inst ingestd.Installation
@@ -219,7 +225,11 @@ func (ps *pass) put(ctx context.Context, item ingestd.Item) error {
 	if w == nil {
 		return ps.result(ctx, item.ExternalID, o, err)
 	}
-	return ps.batch.add(ctx, item, w)
+	if err := ps.batch.add(ctx, item, w); err != nil {
+		ps.record(item.ExternalID, Failed, err)
+		return err
+	}
+	return nil
 }
 
 // result records what ingesting an item did and returns the error that
@@ -400,4 +410,78 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// write writes a batch's documents and records each one's outcome: the
+// batch's one way back to its pass (see batch). Before the
+// write it asks the erasure gate again about all of them at once: an
+// erasure made while they waited keeps them out, as it would have kept
+// out a document written the moment it was ready. It returns the first
+// fault that stops the pass.
+func (ps *pass) write(ctx context.Context, waiting []batched) error {
+	var fault error
+	keep := func(err error) {
+		if err != nil && fault == nil {
+			fault = err
+		}
+	}
+	waiting, err := ps.recheck(ctx, waiting)
+	keep(err)
+	if len(waiting) == 0 {
+		return fault
+	}
+	puts := make([]ingestd.DocumentPut, len(waiting))
+	for i, x := range waiting {
+		puts[i] = ingestd.DocumentPut{Doc: x.w.doc, Chunks: x.w.chunks, Links: x.w.links}
+	}
+	res := ps.p.store.PutDocuments(ctx, puts)
+	for i, x := range waiting {
+		r := ingestd.PutResult{Err: fmt.Errorf("no result for the document")}
+		if i < len(res) {
+			r = res[i]
+		}
+		o, err := ps.p.written(ctx, x.w, r.Changed, r.Err)
+		keep(ps.result(ctx, x.item.ExternalID, o, err))
+	}
+	return fault
+}
+
+// recheck returns the waiting documents that are still not erased. The
+// ones that were erased meanwhile are counted skipped; when the gate
+// cannot answer, none is written, each is counted failed and the error
+// stops the pass.
+func (ps *pass) recheck(ctx context.Context, waiting []batched) ([]batched, error) {
+	if ps.p.erasures == nil {
+		return waiting, nil
+	}
+	items := make([]ingestd.Item, len(waiting))
+	for i, x := range waiting {
+		items[i] = x.item
+	}
+	some, err := ps.p.erasures.ErasedAny(ctx, ps.inst.ID, items)
+	if err == nil && !some {
+		return waiting, nil
+	}
+	var fault error
+	kept := waiting[:0]
+	for _, x := range waiting {
+		erased := false
+		if err == nil {
+			erased, err = ps.p.erasures.Erased(ctx, ps.inst.ID, x.item)
+		}
+		switch {
+		case err != nil:
+			err := fmt.Errorf("check erasure of %s: %w", x.w.doc.ID, err)
+			if fault == nil {
+				fault = err
+			}
+			ps.record(x.item.ExternalID, Failed, err)
+		case erased:
+			ps.p.log.Debug("ingest.item_erased", "installation", ps.inst.ID, "document", x.w.doc.ID)
+			ps.record(x.item.ExternalID, Skipped, errErased)
+		default:
+			kept = append(kept, x)
+		}
+	}
+	return kept, fault
 }

@@ -213,47 +213,8 @@ func RunFlavor(t *testing.T, f connectors.Flavor, c FlavorCase) {
 	if f.Scheme == connectors.SchemeStandardWebhooks {
 		secret = "whsec_" + base64.StdEncoding.EncodeToString(key)
 	}
-	ep, err := webhook.NewEndpoint(conformance, f, c.Settings, webhook.Config{}, []string{secret})
-	if err != nil {
-		t.Fatalf("flavour %q: %v", f.Name, err)
-	}
-	now := time.Now()
-	var mu sync.Mutex
-	var queued []ingestd.Job
-	h, err := webhook.New(webhook.Options{
-		Endpoints: map[string]webhook.Endpoint{conformance: ep},
-		Enqueue: func(_ context.Context, job ingestd.Job, _ string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			queued = append(queued, job)
-			return nil
-		},
-		Now:      func() time.Time { return now },
-		SpoolDir: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	take := func() []ingestd.Job {
-		mu.Lock()
-		defer mu.Unlock()
-		out := queued
-		queued = nil
-		return out
-	}
-	post := func(d Delivery, id string, k, body []byte) int {
-		r := httptest.NewRequest(http.MethodPost, "/v1/webhooks/"+conformance, bytes.NewReader(body))
-		for name, vs := range d.Header {
-			for _, v := range vs {
-				r.Header.Add(name, v)
-			}
-		}
-		r.Header.Set("Content-Type", "application/json")
-		sign(r, f.Scheme, id, now, k, d.Body)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
+	in := newFlavorIntake(t, f, c, secret)
+	post, take := in.post, in.take
 	for i, d := range c.Deliveries {
 		id := "msg_conformance_" + strconv.Itoa(i)
 		t.Run("delivery "+strconv.Itoa(i), func(t *testing.T) {
@@ -284,6 +245,68 @@ func RunFlavor(t *testing.T, f connectors.Flavor, c FlavorCase) {
 			}
 		})
 	}
+}
+
+// flavorIntake is the webhook intake RunFlavor posts to: one endpoint of
+// the flavour, a fixed clock, and the jobs it queued.
+type flavorIntake struct {
+	h      http.Handler
+	scheme connectors.Scheme
+	now    time.Time
+
+	mu     sync.Mutex
+	queued []ingestd.Job
+}
+
+// newFlavorIntake returns the intake of an endpoint of f with c's
+// settings, verifying deliveries with secret.
+func newFlavorIntake(t *testing.T, f connectors.Flavor, c FlavorCase, secret string) *flavorIntake {
+	t.Helper()
+	ep, err := webhook.NewEndpoint(conformance, f, c.Settings, webhook.Config{}, []string{secret})
+	if err != nil {
+		t.Fatalf("flavour %q: %v", f.Name, err)
+	}
+	in := &flavorIntake{scheme: f.Scheme, now: time.Now()}
+	in.h, err = webhook.New(webhook.Options{
+		Endpoints: map[string]webhook.Endpoint{conformance: ep},
+		Enqueue: func(_ context.Context, job ingestd.Job, _ string) error {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			in.queued = append(in.queued, job)
+			return nil
+		},
+		Now:      func() time.Time { return in.now },
+		SpoolDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// take returns the jobs queued since the last take.
+func (in *flavorIntake) take() []ingestd.Job {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := in.queued
+	in.queued = nil
+	return out
+}
+
+// post delivers body with d's headers as message id, signed over d.Body
+// with k, and returns the status code.
+func (in *flavorIntake) post(d Delivery, id string, k, body []byte) int {
+	r := httptest.NewRequest(http.MethodPost, "/v1/webhooks/"+conformance, bytes.NewReader(body))
+	for name, vs := range d.Header {
+		for _, v := range vs {
+			r.Header.Add(name, v)
+		}
+	}
+	r.Header.Set("Content-Type", "application/json")
+	sign(r, in.scheme, id, in.now, k, d.Body)
+	w := httptest.NewRecorder()
+	in.h.ServeHTTP(w, r)
+	return w.Code
 }
 
 // checkJob fails the test for a job no flavour may map a delivery to.

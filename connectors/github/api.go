@@ -114,43 +114,14 @@ func (a *api) get(ctx context.Context, ref, etag string, v any) (response, error
 			drain(resp)
 			return response{status: resp.StatusCode}, ingestd.Errorf(ingestd.ENOTFOUND, "github: GET %s: %s", u, resp.Status)
 		case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests:
-			body := readSmall(resp)
-			if d, ok := retryAfter(resp.Header, a.now()); ok {
-				if attempt >= maxAttempts {
-					return response{}, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: still limited after %d attempts", u, attempt)
-				}
-				if err := a.wait(ctx, d, "secondary rate limit", "Retry-After"); err != nil {
-					return response{}, err
-				}
-				continue
-			}
-			if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-				limitWaits++
-				if limitWaits > maxLimitWaits {
-					return response{}, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: rate limit still exhausted after %d waits", u, maxLimitWaits)
-				}
-				d := secondaryWait // no usable reset: wait as for a secondary limit
-				if !a.reset.IsZero() && a.reset.After(a.now()) {
-					d = min(a.reset.Sub(a.now())+time.Second, maxPrimaryWait)
-				}
-				a.remaining, a.reset = 1, time.Time{} // one try after the wait; observe corrects it
-				if err := a.wait(ctx, d, "rate limit exhausted", "X-RateLimit-Remaining: 0"); err != nil {
-					return response{}, err
-				}
+			res, again, refund, err := a.limited(ctx, u, resp, attempt, &limitWaits)
+			if refund {
 				attempt-- // waiting for the reset is not a failed attempt
+			}
+			if again {
 				continue
 			}
-			lower := strings.ToLower(body)
-			if resp.StatusCode == http.StatusTooManyRequests || strings.Contains(lower, "secondary rate limit") || strings.Contains(lower, "abuse") {
-				if attempt >= maxAttempts {
-					return response{}, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: still limited after %d attempts", u, attempt)
-				}
-				if err := a.wait(ctx, secondaryWait*time.Duration(attempt), "secondary rate limit", "no Retry-After"); err != nil {
-					return response{}, err
-				}
-				continue
-			}
-			return response{status: resp.StatusCode}, ingestd.Errorf(ingestd.EFORBIDDEN, "github: GET %s: %s", u, resp.Status)
+			return res, err
 		case resp.StatusCode >= 500:
 			drain(resp)
 			if attempt >= maxAttempts {
@@ -168,6 +139,51 @@ func (a *api) get(ctx context.Context, ref, etag string, v any) (response, error
 			return response{status: resp.StatusCode}, ingestd.Errorf(ingestd.EINVALID, "github: GET %s: %s: %s", u, resp.Status, body)
 		}
 	}
+}
+
+// limited decides what a 403 or 429 means: a secondary limit with
+// Retry-After, an exhausted primary limit (waited out until its reset;
+// refund says the attempt does not count) or a secondary limit without
+// it are waited for and tried again (again); any other 403 is EFORBIDDEN.
+// It gives up with EUNAVAILABLE after maxAttempts, or maxLimitWaits waits
+// for the primary limit.
+func (a *api) limited(ctx context.Context, u string, resp *http.Response, attempt int, limitWaits *int) (res response, again, refund bool, err error) {
+	body := readSmall(resp)
+	if d, ok := retryAfter(resp.Header, a.now()); ok {
+		if attempt >= maxAttempts {
+			return response{}, false, false, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: still limited after %d attempts", u, attempt)
+		}
+		if err := a.wait(ctx, d, "secondary rate limit", "Retry-After"); err != nil {
+			return response{}, false, false, err
+		}
+		return response{}, true, false, nil
+	}
+	if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		*limitWaits++
+		if *limitWaits > maxLimitWaits {
+			return response{}, false, false, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: rate limit still exhausted after %d waits", u, maxLimitWaits)
+		}
+		d := secondaryWait // no usable reset: wait as for a secondary limit
+		if !a.reset.IsZero() && a.reset.After(a.now()) {
+			d = min(a.reset.Sub(a.now())+time.Second, maxPrimaryWait)
+		}
+		a.remaining, a.reset = 1, time.Time{} // one try after the wait; observe corrects it
+		if err := a.wait(ctx, d, "rate limit exhausted", "X-RateLimit-Remaining: 0"); err != nil {
+			return response{}, false, false, err
+		}
+		return response{}, true, true, nil // waiting for the reset is not a failed attempt
+	}
+	lower := strings.ToLower(body)
+	if resp.StatusCode == http.StatusTooManyRequests || strings.Contains(lower, "secondary rate limit") || strings.Contains(lower, "abuse") {
+		if attempt >= maxAttempts {
+			return response{}, false, false, ingestd.Errorf(ingestd.EUNAVAILABLE, "github: GET %s: still limited after %d attempts", u, attempt)
+		}
+		if err := a.wait(ctx, secondaryWait*time.Duration(attempt), "secondary rate limit", "no Retry-After"); err != nil {
+			return response{}, false, false, err
+		}
+		return response{}, true, false, nil
+	}
+	return response{status: resp.StatusCode}, false, false, ingestd.Errorf(ingestd.EFORBIDDEN, "github: GET %s: %s", u, resp.Status)
 }
 
 func (a *api) do(ctx context.Context, u, etag string) (*http.Response, error) {

@@ -92,122 +92,161 @@ func (m *hookMapper) Map(d connectors.Delivery) (jobs []ingestd.Job, err error) 
 			}
 		}
 	}()
-	item := func(it ingestd.Item) ingestd.Job {
-		at := it.UpdatedAt
-		if at.IsZero() {
-			at = it.CreatedAt
-		}
-		return ingestd.Job{Kind: ingestd.JobItem, Installation: m.installation, Item: &it, At: at.UTC()}
-	}
-	del := func(id string, updated, created gh.Timestamp) ingestd.Job {
-		at := updated.Time
-		if at.IsZero() {
-			at = created.Time
-		}
-		return ingestd.Job{Kind: ingestd.JobDelete, Installation: m.installation, ExternalID: id, At: at.UTC()}
-	}
-	decode := func(v any) error {
-		if err := json.NewDecoder(bytes.NewReader(d.Body)).Decode(v); err != nil {
-			return unprocessable("%s payload: %v", event, err)
-		}
-		return nil
-	}
+	h := hookEvent{m: m, event: event, body: d.Body}
 	switch event {
 	case "issues":
-		var e gh.IssuesEvent
-		if err := decode(&e); err != nil {
-			return nil, err
-		}
-		repo, err := repoName(e.Repo)
-		if err != nil || e.Issue == nil {
-			return nil, unprocessable("issues payload without repository or issue")
-		}
-		id := IssueID(repo, e.Issue.GetNumber())
-		switch e.GetAction() {
-		case "deleted":
-			return []ingestd.Job{del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}, nil
-		case "transferred":
-			jobs = []ingestd.Job{del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}
-			var ch struct {
-				Changes struct {
-					NewIssue      *gh.Issue      `json:"new_issue"`
-					NewRepository *gh.Repository `json:"new_repository"`
-				} `json:"changes"`
-			}
-			if decode(&ch) == nil && ch.Changes.NewIssue != nil && ch.Changes.NewRepository.GetFullName() != "" {
-				jobs = append(jobs, item(itemFromIssue(ch.Changes.NewRepository.GetFullName(), ch.Changes.NewIssue)))
-			}
-			return jobs, nil
-		}
-		it := itemFromIssue(repo, e.Issue)
-		if e.GetAction() == "reopened" {
-			it.Status = ingestd.StatusActive
-		}
-		return []ingestd.Job{item(it)}, nil
+		return h.issues()
 	case "issue_comment":
-		var e gh.IssueCommentEvent
-		if err := decode(&e); err != nil {
-			return nil, err
-		}
-		repo, err := repoName(e.Repo)
-		if err != nil || e.Issue == nil || e.Comment == nil {
-			return nil, unprocessable("issue_comment payload without repository, issue or comment")
-		}
-		if e.GetAction() == "deleted" {
-			return []ingestd.Job{del(CommentID(repo, e.Issue.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, nil
-		}
-		return []ingestd.Job{item(itemFromComment(repo, e.Issue.GetNumber(), e.Comment))}, nil
+		return h.issueComment()
 	case "pull_request":
-		var e gh.PullRequestEvent
-		if err := decode(&e); err != nil {
-			return nil, err
-		}
-		repo, err := repoName(e.Repo)
-		if err != nil || e.PullRequest == nil {
-			return nil, unprocessable("pull_request payload without repository or pull_request")
-		}
-		it := itemFromPullRequest(repo, e.PullRequest)
-		if e.GetAction() == "reopened" {
-			it.Status = ingestd.StatusActive
-		}
-		return []ingestd.Job{item(it)}, nil
+		return h.pullRequest()
 	case "pull_request_review_comment":
-		var e gh.PullRequestReviewCommentEvent
-		if err := decode(&e); err != nil {
-			return nil, err
-		}
-		repo, err := repoName(e.Repo)
-		if err != nil || e.PullRequest == nil || e.Comment == nil {
-			return nil, unprocessable("pull_request_review_comment payload without repository, pull_request or comment")
-		}
-		if e.GetAction() == "deleted" {
-			return []ingestd.Job{del(ReviewCommentID(repo, e.PullRequest.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, nil
-		}
-		return []ingestd.Job{item(itemFromReviewComment(repo, e.PullRequest.GetNumber(), e.Comment))}, nil
+		return h.reviewComment()
 	case "push":
-		var e gh.PushEvent
-		if err := decode(&e); err != nil {
-			return nil, err
+		return h.push()
+	}
+	// ping, installation and every other event change no document.
+	return nil, nil
+}
+
+// hookEvent is one delivery being mapped: its event name and signed body.
+type hookEvent struct {
+	m     *hookMapper
+	event string
+	body  []byte
+}
+
+// item is the item job of it, at its updated_at (else created_at).
+func (h hookEvent) item(it ingestd.Item) ingestd.Job {
+	at := it.UpdatedAt
+	if at.IsZero() {
+		at = it.CreatedAt
+	}
+	return ingestd.Job{Kind: ingestd.JobItem, Installation: h.m.installation, Item: &it, At: at.UTC()}
+}
+
+// del is the delete job of the external id, at updated (else created).
+func (h hookEvent) del(id string, updated, created gh.Timestamp) ingestd.Job {
+	at := updated.Time
+	if at.IsZero() {
+		at = created.Time
+	}
+	return ingestd.Job{Kind: ingestd.JobDelete, Installation: h.m.installation, ExternalID: id, At: at.UTC()}
+}
+
+// decode reads the body into v; a body it cannot read is unprocessable.
+func (h hookEvent) decode(v any) error {
+	if err := json.NewDecoder(bytes.NewReader(h.body)).Decode(v); err != nil {
+		return unprocessable("%s payload: %v", h.event, err)
+	}
+	return nil
+}
+
+// issues maps an issues event: an issue opened, edited, closed, reopened, transferred (a delete and the new issue) or deleted.
+func (h hookEvent) issues() ([]ingestd.Job, error) {
+	var e gh.IssuesEvent
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	repo, err := repoName(e.Repo)
+	if err != nil || e.Issue == nil {
+		return nil, unprocessable("issues payload without repository or issue")
+	}
+	id := IssueID(repo, e.Issue.GetNumber())
+	switch e.GetAction() {
+	case "deleted":
+		return []ingestd.Job{h.del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}, nil
+	case "transferred":
+		jobs := []ingestd.Job{h.del(id, e.Issue.GetUpdatedAt(), e.Issue.GetCreatedAt())}
+		var ch struct {
+			Changes struct {
+				NewIssue      *gh.Issue      `json:"new_issue"`
+				NewRepository *gh.Repository `json:"new_repository"`
+			} `json:"changes"`
 		}
-		if e.Repo == nil || e.GetRef() != "refs/heads/"+e.Repo.GetDefaultBranch() {
-			return nil, nil
+		if h.decode(&ch) == nil && ch.Changes.NewIssue != nil && ch.Changes.NewRepository.GetFullName() != "" {
+			jobs = append(jobs, h.item(itemFromIssue(ch.Changes.NewRepository.GetFullName(), ch.Changes.NewIssue)))
 		}
-		commits := e.Commits
-		if e.HeadCommit != nil {
-			commits = append(commits, e.HeadCommit)
-		}
-		for _, c := range commits {
-			for _, list := range [][]string{c.Added, c.Modified, c.Removed} {
-				for _, p := range list {
-					if isDocPath(m.cfg.DocsPaths, p) {
-						return []ingestd.Job{{Kind: ingestd.JobSync, Installation: m.cfg.SyncInstallation}}, nil
-					}
+		return jobs, nil
+	}
+	it := itemFromIssue(repo, e.Issue)
+	if e.GetAction() == "reopened" {
+		it.Status = ingestd.StatusActive
+	}
+	return []ingestd.Job{h.item(it)}, nil
+}
+
+// issueComment maps an issue_comment event: a comment written, edited or deleted.
+func (h hookEvent) issueComment() ([]ingestd.Job, error) {
+	var e gh.IssueCommentEvent
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	repo, err := repoName(e.Repo)
+	if err != nil || e.Issue == nil || e.Comment == nil {
+		return nil, unprocessable("issue_comment payload without repository, issue or comment")
+	}
+	if e.GetAction() == "deleted" {
+		return []ingestd.Job{h.del(CommentID(repo, e.Issue.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, nil
+	}
+	return []ingestd.Job{h.item(itemFromComment(repo, e.Issue.GetNumber(), e.Comment))}, nil
+}
+
+// pullRequest maps a pull_request event: the pull request as it now is.
+func (h hookEvent) pullRequest() ([]ingestd.Job, error) {
+	var e gh.PullRequestEvent
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	repo, err := repoName(e.Repo)
+	if err != nil || e.PullRequest == nil {
+		return nil, unprocessable("pull_request payload without repository or pull_request")
+	}
+	it := itemFromPullRequest(repo, e.PullRequest)
+	if e.GetAction() == "reopened" {
+		it.Status = ingestd.StatusActive
+	}
+	return []ingestd.Job{h.item(it)}, nil
+}
+
+// reviewComment maps a pull_request_review_comment event: a review comment written, edited or deleted.
+func (h hookEvent) reviewComment() ([]ingestd.Job, error) {
+	var e gh.PullRequestReviewCommentEvent
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	repo, err := repoName(e.Repo)
+	if err != nil || e.PullRequest == nil || e.Comment == nil {
+		return nil, unprocessable("pull_request_review_comment payload without repository, pull_request or comment")
+	}
+	if e.GetAction() == "deleted" {
+		return []ingestd.Job{h.del(ReviewCommentID(repo, e.PullRequest.GetNumber(), e.Comment.GetID()), e.Comment.GetUpdatedAt(), e.Comment.GetCreatedAt())}, nil
+	}
+	return []ingestd.Job{h.item(itemFromReviewComment(repo, e.PullRequest.GetNumber(), e.Comment))}, nil
+}
+
+// push maps a push event: a sync of SyncInstallation when a push to the default branch touches a path matching DocsPaths.
+func (h hookEvent) push() ([]ingestd.Job, error) {
+	var e gh.PushEvent
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	if e.Repo == nil || e.GetRef() != "refs/heads/"+e.Repo.GetDefaultBranch() {
+		return nil, nil
+	}
+	commits := e.Commits
+	if e.HeadCommit != nil {
+		commits = append(commits, e.HeadCommit)
+	}
+	for _, c := range commits {
+		for _, list := range [][]string{c.Added, c.Modified, c.Removed} {
+			for _, p := range list {
+				if isDocPath(h.m.cfg.DocsPaths, p) {
+					return []ingestd.Job{{Kind: ingestd.JobSync, Installation: h.m.cfg.SyncInstallation}}, nil
 				}
 			}
 		}
-		return nil, nil
 	}
-	// ping, installation and every other event change no document.
 	return nil, nil
 }
 

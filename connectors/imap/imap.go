@@ -189,65 +189,14 @@ func NewSource(installation string, cfg Config, o *Options) (*Source, error) {
 	if o != nil {
 		opts = *o
 	}
-	if strings.TrimSpace(cfg.Addr) == "" {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "imap.addr is required")
-	}
-	if strings.TrimSpace(cfg.Username) == "" {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "imap.username is required")
-	}
-	switch {
-	case cfg.PasswordEnv == "" && cfg.OAuth2TokenEnv == "":
-		return nil, ingestd.Errorf(ingestd.EINVALID, "imap: set password_env or oauth2_token_env")
-	case cfg.PasswordEnv != "" && cfg.OAuth2TokenEnv != "":
-		return nil, ingestd.Errorf(ingestd.EINVALID, "imap: set only one of password_env and oauth2_token_env")
+	if err := cfg.checkAccount(); err != nil {
+		return nil, err
 	}
 	if opts.LookupEnv == nil {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "imap: no environment to read %s from", cfg.secretEnv())
 	}
-	switch cfg.TLS = strings.ToLower(strings.TrimSpace(cfg.TLS)); cfg.TLS {
-	case "":
-		cfg.TLS = TLSImplicit
-	case TLSImplicit, TLSStartTLS:
-	case TLSNone:
-		if !cfg.Insecure {
-			return nil, ingestd.Errorf(ingestd.EINVALID, "imap.tls: none sends the password in clear text; it needs insecure: true")
-		}
-	default:
-		return nil, ingestd.Errorf(ingestd.EINVALID, "imap.tls: %q is not one of implicit, starttls, none", cfg.TLS)
-	}
-	if len(cfg.Mailboxes) == 0 {
-		cfg.Mailboxes = []string{"INBOX"}
-	}
-	for _, l := range []struct {
-		key  string
-		list []string
-	}{{"mailboxes", cfg.Mailboxes}, {"exclude_mailboxes", cfg.ExcludeMailboxes}} {
-		for i, p := range l.list {
-			if strings.TrimSpace(p) == "" {
-				return nil, ingestd.Errorf(ingestd.EINVALID, "imap.%s[%d] is empty", l.key, i)
-			}
-		}
-	}
-	for _, n := range []struct {
-		key string
-		v   int64
-	}{
-		{"batch_size", int64(cfg.BatchSize)}, {"since", int64(cfg.Since)}, {"max_per_pass", int64(cfg.MaxPerPass)},
-		{"max_message_bytes", cfg.MaxMessageBytes}, {"max_attachment_bytes", cfg.MaxAttachmentBytes}, {"timeout", int64(cfg.Timeout)},
-		{"max_attachments", int64(cfg.MaxAttachments)},
-	} {
-		if n.v < 0 {
-			return nil, ingestd.Errorf(ingestd.EINVALID, "imap.%s must not be negative", n.key)
-		}
-	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MaxAttachments == 0 {
-		cfg.MaxAttachments = mail.DefaultMaxAttachments
+	if err := cfg.checkAndDefault(); err != nil {
+		return nil, err
 	}
 	var err error
 	if cfg.Extract, err = cfg.Extract.Check("imap.extract"); err != nil {
@@ -279,6 +228,75 @@ func NewSource(installation string, cfg Config, o *Options) (*Source, error) {
 		s.maxReconnect = 5
 	}
 	return s, nil
+}
+
+// checkAccount returns EINVALID unless cfg names a server, a user and
+// exactly one secret variable.
+func (cfg *Config) checkAccount() error {
+	if strings.TrimSpace(cfg.Addr) == "" {
+		return ingestd.Errorf(ingestd.EINVALID, "imap.addr is required")
+	}
+	if strings.TrimSpace(cfg.Username) == "" {
+		return ingestd.Errorf(ingestd.EINVALID, "imap.username is required")
+	}
+	switch {
+	case cfg.PasswordEnv == "" && cfg.OAuth2TokenEnv == "":
+		return ingestd.Errorf(ingestd.EINVALID, "imap: set password_env or oauth2_token_env")
+	case cfg.PasswordEnv != "" && cfg.OAuth2TokenEnv != "":
+		return ingestd.Errorf(ingestd.EINVALID, "imap: set only one of password_env and oauth2_token_env")
+	}
+	return nil
+}
+
+// checkAndDefault checks cfg's TLS mode, mailbox lists and numbers
+// (EINVALID naming the key) and sets the defaults of those left empty.
+func (cfg *Config) checkAndDefault() error {
+	switch cfg.TLS = strings.ToLower(strings.TrimSpace(cfg.TLS)); cfg.TLS {
+	case "":
+		cfg.TLS = TLSImplicit
+	case TLSImplicit, TLSStartTLS:
+	case TLSNone:
+		if !cfg.Insecure {
+			return ingestd.Errorf(ingestd.EINVALID, "imap.tls: none sends the password in clear text; it needs insecure: true")
+		}
+	default:
+		return ingestd.Errorf(ingestd.EINVALID, "imap.tls: %q is not one of implicit, starttls, none", cfg.TLS)
+	}
+	if len(cfg.Mailboxes) == 0 {
+		cfg.Mailboxes = []string{"INBOX"}
+	}
+	for _, l := range []struct {
+		key  string
+		list []string
+	}{{"mailboxes", cfg.Mailboxes}, {"exclude_mailboxes", cfg.ExcludeMailboxes}} {
+		for i, p := range l.list {
+			if strings.TrimSpace(p) == "" {
+				return ingestd.Errorf(ingestd.EINVALID, "imap.%s[%d] is empty", l.key, i)
+			}
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int64
+	}{
+		{"batch_size", int64(cfg.BatchSize)}, {"since", int64(cfg.Since)}, {"max_per_pass", int64(cfg.MaxPerPass)},
+		{"max_message_bytes", cfg.MaxMessageBytes}, {"max_attachment_bytes", cfg.MaxAttachmentBytes}, {"timeout", int64(cfg.Timeout)},
+		{"max_attachments", int64(cfg.MaxAttachments)},
+	} {
+		if n.v < 0 {
+			return ingestd.Errorf(ingestd.EINVALID, "imap.%s must not be negative", n.key)
+		}
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxAttachments == 0 {
+		cfg.MaxAttachments = mail.DefaultMaxAttachments
+	}
+	return nil
 }
 
 // Config returns the source's configuration with defaults applied.

@@ -748,22 +748,62 @@ func (r *run) resolveLegacy(ctx context.Context, c *conn) error {
 // reconcile tombstones the messages whose UIDs disappeared (and, once a
 // rescan is complete, those of the replaced generation that it did not
 // find again), unless the same message is still held elsewhere; then it
-// drops them from the cursors.
+// drops them from the cursors. Its steps, in order:
+//
+//  1. vanished: the candidates — each message whose UID was expunged,
+//     or that a complete rescan did not find again, with its ids;
+//  2. held: the message ids some mailbox still holds (asked only when
+//     there are candidates);
+//  3. tombstone: delete the candidates no mailbox holds, attachments
+//     first;
+//  4. settleCursors: drop the vanished UIDs from the UID maps and the cursors,
+//     and save each cursor.
 func (r *run) reconcile(ctx context.Context, plans []*plan) error {
-	candidates := map[string][]string{} // message id -> its ids, message first
-	add := func(ids []string) {
-		if len(ids) == 0 {
-			return
-		}
-		have := candidates[ids[0]]
-		for _, id := range ids {
-			if !contains(have, id) {
-				have = append(have, id)
-			}
-		}
-		candidates[ids[0]] = have
+	v, err := r.vanished(ctx, plans)
+	if err != nil {
+		return err
 	}
-	dropStale := map[*plan]bool{}
+	if len(v.ids) > 0 {
+		held, err := r.held(ctx, plans, v.dropStale)
+		if err != nil {
+			return err
+		}
+		if err := r.tombstone(ctx, v.ids, held); err != nil {
+			return err
+		}
+	}
+	return r.settleCursors(ctx, plans, v.dropStale)
+}
+
+// vanishedSet is what reconcile's first step found: each candidate
+// message id with its ids (message first), and the plans whose stale
+// generations a complete rescan replaced.
+type vanishedSet struct {
+	ids       map[string][]string
+	dropStale map[*plan]bool
+}
+
+// add records a message's ids (message first), merging with those
+// already recorded for it.
+func (v *vanishedSet) add(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	have := v.ids[ids[0]]
+	for _, id := range ids {
+		if !contains(have, id) {
+			have = append(have, id)
+		}
+	}
+	v.ids[ids[0]] = have
+}
+
+// vanished collects the ids of the messages whose UIDs were expunged in
+// a plan that ran, and, for a plan whose rescan is complete, of its stale
+// generations' UIDs (a windowed generation is kept: what the rescan did
+// not see is not known to be gone).
+func (r *run) vanished(ctx context.Context, plans []*plan) (*vanishedSet, error) {
+	v := &vanishedSet{ids: map[string][]string{}, dropStale: map[*plan]bool{}}
 	for _, p := range plans {
 		if p.abandoned || p.unchanged {
 			continue
@@ -771,76 +811,97 @@ func (r *run) reconcile(ctx context.Context, plans []*plan) error {
 		for _, uid := range p.expunged {
 			ids, err := r.maps.get(ctx, p.name, p.cur.UIDValidity, uid)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			add(ids)
+			v.add(ids)
 		}
-		if p.done && len(p.cur.Stale) > 0 {
-			dropStale[p] = true
-			for _, g := range p.cur.Stale {
-				if g.Windowed {
-					// The rescan skipped old mail: what it did not see
-					// is not known to be gone, so it is kept.
-					continue
-				}
-				for _, uid := range parseUIDs(g.Known) {
-					ids, err := r.maps.get(ctx, p.name, g.UIDValidity, uid)
-					if err != nil {
-						return err
-					}
-					add(ids)
-				}
-			}
+		if !p.done || len(p.cur.Stale) == 0 {
+			continue
 		}
-	}
-	if len(candidates) > 0 {
-		held := map[string]bool{}
-		hold := func(p *plan, uidvalidity uint32, uids []uint32) error {
-			for _, uid := range uids {
-				ids, err := r.maps.get(ctx, p.name, uidvalidity, uid)
-				if err != nil {
-					return err
-				}
-				if len(ids) > 0 {
-					held[ids[0]] = true
-				}
-			}
-			return nil
-		}
-		for _, p := range plans {
-			if err := hold(p, p.cur.UIDValidity, minus(p.known, p.expunged)); err != nil {
-				return err
-			}
-			if dropStale[p] {
+		v.dropStale[p] = true
+		for _, g := range p.cur.Stale {
+			if g.Windowed {
+				// The rescan skipped old mail: what it did not see
+				// is not known to be gone, so it is kept.
 				continue
 			}
-			for _, g := range p.cur.Stale {
-				if err := hold(p, g.UIDValidity, parseUIDs(g.Known)); err != nil {
-					return err
+			for _, uid := range parseUIDs(g.Known) {
+				ids, err := r.maps.get(ctx, p.name, g.UIDValidity, uid)
+				if err != nil {
+					return nil, err
 				}
-			}
-		}
-		gone := make([]string, 0, len(candidates))
-		for id := range candidates {
-			if !held[id] {
-				gone = append(gone, id)
-			}
-		}
-		sort.Strings(gone)
-		n := 0
-		for _, id := range gone {
-			n += len(candidates[id])
-		}
-		r.expect(n)
-		for _, id := range gone {
-			ids := candidates[id]
-			for i := len(ids) - 1; i >= 0; i-- { // attachments first
-				if err := r.pass.Delete(ctx, ids[i]); err != nil {
-					return fmt.Errorf("delete %s: %w", ids[i], err)
-				}
+				v.add(ids)
 			}
 		}
 	}
+	return v, nil
+}
+
+// held returns the message ids that some mailbox still holds: under its
+// current UIDs less the expunged ones, or under a stale generation that
+// is not being dropped.
+func (r *run) held(ctx context.Context, plans []*plan, dropStale map[*plan]bool) (map[string]bool, error) {
+	held := map[string]bool{}
+	hold := func(p *plan, uidvalidity uint32, uids []uint32) error {
+		for _, uid := range uids {
+			ids, err := r.maps.get(ctx, p.name, uidvalidity, uid)
+			if err != nil {
+				return err
+			}
+			if len(ids) > 0 {
+				held[ids[0]] = true
+			}
+		}
+		return nil
+	}
+	for _, p := range plans {
+		if err := hold(p, p.cur.UIDValidity, minus(p.known, p.expunged)); err != nil {
+			return nil, err
+		}
+		if dropStale[p] {
+			continue
+		}
+		for _, g := range p.cur.Stale {
+			if err := hold(p, g.UIDValidity, parseUIDs(g.Known)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return held, nil
+}
+
+// tombstone deletes every candidate that is not held, in message-id
+// order, each message's attachments before the message; the pass is told
+// how many deletions to expect first.
+func (r *run) tombstone(ctx context.Context, candidates map[string][]string, held map[string]bool) error {
+	gone := make([]string, 0, len(candidates))
+	for id := range candidates {
+		if !held[id] {
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	n := 0
+	for _, id := range gone {
+		n += len(candidates[id])
+	}
+	r.expect(n)
+	for _, id := range gone {
+		ids := candidates[id]
+		for i := len(ids) - 1; i >= 0; i-- { // attachments first
+			if err := r.pass.Delete(ctx, ids[i]); err != nil {
+				return fmt.Errorf("delete %s: %w", ids[i], err)
+			}
+		}
+	}
+	return nil
+}
+
+// settleCursors drops each plan's expunged UIDs (and, where dropStale says so,
+// its stale generations) from the UID maps and the cursor, moves a
+// complete plan's cursor to the mailbox's UIDNEXT and EXISTS, and saves
+// the cursor. Plans that were abandoned or unchanged keep theirs.
+func (r *run) settleCursors(ctx context.Context, plans []*plan, dropStale map[*plan]bool) error {
 	for _, p := range plans {
 		if p.abandoned || p.unchanged {
 			continue

@@ -180,26 +180,7 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 	c.fetched++
 	resp, err := c.s.fetch.get(ctx, q.u, c.within, st.validators, pageAccept)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if re, ok := IsRefused(err); ok && known && (re.Rule == "site" || re.Rule == "downgrade") {
-			// The page now leads off the site: as far as the site is
-			// concerned it is gone.
-			return nil, c.miss(ctx, key, st, err)
-		}
-		var se *statusError
-		if errors.As(err, &se) && se.gone() {
-			if known {
-				return nil, c.miss(ctx, key, st, err)
-			}
-			if !q.seed { // a broken link on the site is not our failure
-				c.s.log.Debug("url.broken_link", "url", key, "status", se.Status)
-				return nil, nil
-			}
-		}
-		c.pass.Fail(idOf(key, st), err)
-		return nil, nil
+		return nil, c.fetchFailed(ctx, q, key, st, known, err)
 	}
 	if resp.Status == http.StatusNotModified {
 		if known && st.Misses != 0 {
@@ -233,16 +214,53 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 	if err := c.saveState(ctx, key, st); err != nil {
 		return nil, err
 	}
-	if !c.index[key] {
-		c.index[key] = true
-		c.indexDue = true
-		if c.added++; c.added%indexEvery == 0 {
-			if err := c.saveIndex(ctx); err != nil {
-				return nil, err
-			}
-		}
+	if err := c.indexed(ctx, key); err != nil {
+		return nil, err
 	}
 	return follow, nil
+}
+
+// fetchFailed decides what a failed fetch of q means: the end of ctx
+// stops the crawl; a known page that now leads off the site, or is gone
+// (404, 410), is a miss; a broken link on the site is logged, not
+// failed; anything else fails the page, and the crawl goes on.
+func (c *crawl) fetchFailed(ctx context.Context, q queued, key string, st pageState, known bool, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if re, ok := IsRefused(err); ok && known && (re.Rule == "site" || re.Rule == "downgrade") {
+		// The page now leads off the site: as far as the site is
+		// concerned it is gone.
+		return c.miss(ctx, key, st, err)
+	}
+	var se *statusError
+	if errors.As(err, &se) && se.gone() {
+		if known {
+			return c.miss(ctx, key, st, err)
+		}
+		if !q.seed { // a broken link on the site is not our failure
+			c.s.log.Debug("url.broken_link", "url", key, "status", se.Status)
+			return nil
+		}
+	}
+	c.pass.Fail(idOf(key, st), err)
+	return nil
+}
+
+// indexed records key in the crawl's index of pages, writing the index
+// every indexEvery new pages.
+func (c *crawl) indexed(ctx context.Context, key string) error {
+	if c.index[key] {
+		return nil
+	}
+	c.index[key] = true
+	c.indexDue = true
+	if c.added++; c.added%indexEvery == 0 {
+		if err := c.saveIndex(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // miss counts one more consecutive pass in which a known page was gone,

@@ -179,39 +179,15 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := f.newRequest(ctx, u, cond, a)
 	if err != nil {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: %v", u.Redacted(), err)
-	}
-	req.Header.Set("User-Agent", f.userAgent)
-	if a.rich {
-		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,"+
-			rich.MediaTypePDF+","+rich.MediaTypeDOCX+","+rich.MediaTypeODT+";q=0.8,*/*;q=0.1")
-	} else {
-		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1")
-	}
-	req.Header.Set("Accept-Encoding", "gzip")
-	if cond.ETag != "" {
-		req.Header.Set("If-None-Match", cond.ETag)
-	}
-	if cond.LastModified != "" {
-		req.Header.Set("If-Modified-Since", cond.LastModified)
+		return nil, err
 	}
 	t := &trail{start: u}
 	client := &http.Client{Transport: f.tr, CheckRedirect: f.checkRedirect(within, t)}
 	resp, err := client.Do(req)
 	if err != nil {
-		if re, ok := IsRefused(onHop(err, t)); ok {
-			return nil, re
-		}
-		var ie *ingestd.Error
-		if errors.As(err, &ie) {
-			return nil, ie
-		}
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, ingestd.Errorf(ingestd.EUNAVAILABLE, "%s: no response within %s", u.Redacted(), f.timeout)
-		}
-		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+		return nil, f.doError(ctx, u, t, err)
 	}
 	defer resp.Body.Close()
 	// Every hop was checked; the final URL is checked again here so that
@@ -253,13 +229,69 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 		return nil, readErr(out.URL, err)
 	}
 	head = head[:n]
-	out.ContentType = resp.Header.Get("Content-Type")
+	if err := a.check(out, resp.Header.Get("Content-Type"), head); err != nil {
+		return nil, err
+	}
+	rest, err := io.ReadAll(body)
+	if err != nil {
+		return nil, readErr(out.URL, err)
+	}
+	out.Body = append(head, rest...)
+	return out, nil
+}
+
+// doError is what a failed request of u returns: the refusal of a
+// redirect hop (t), an application error from the transport (the
+// guard's), EUNAVAILABLE when the timeout passed, else err wrapped.
+func (f *fetcher) doError(ctx context.Context, u *url.URL, t *trail, err error) error {
+	if re, ok := IsRefused(onHop(err, t)); ok {
+		return re
+	}
+	var ie *ingestd.Error
+	if errors.As(err, &ie) {
+		return ie
+	}
+	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ingestd.Errorf(ingestd.EUNAVAILABLE, "%s: no response within %s", u.Redacted(), f.timeout)
+	}
+	return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+}
+
+// newRequest is the GET of u: our user agent, the media types a accepts,
+// gzip, and the validators of a conditional request.
+func (f *fetcher) newRequest(ctx context.Context, u *url.URL, cond validators, a accept) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: %v", u.Redacted(), err)
+	}
+	req.Header.Set("User-Agent", f.userAgent)
+	if a.rich {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,"+
+			rich.MediaTypePDF+","+rich.MediaTypeDOCX+","+rich.MediaTypeODT+";q=0.8,*/*;q=0.1")
+	} else {
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.1")
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	if cond.ETag != "" {
+		req.Header.Set("If-None-Match", cond.ETag)
+	}
+	if cond.LastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.LastModified)
+	}
+	return req, nil
+}
+
+// check sets out's content type (contentType, else sniffed from head),
+// media type and rich kind, and refuses (EINVALID) a type a does not
+// accept.
+func (a accept) check(out *response, contentType string, head []byte) error {
+	out.ContentType = contentType
 	if out.ContentType == "" {
 		out.ContentType = http.DetectContentType(head)
 	}
 	mt, _, err := mime.ParseMediaType(out.ContentType)
 	if err != nil {
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: content type %q: %v", out.URL.Redacted(), out.ContentType, err)
+		return ingestd.Errorf(ingestd.EINVALID, "%s: content type %q: %v", out.URL.Redacted(), out.ContentType, err)
 	}
 	out.MediaType = strings.ToLower(mt)
 	if a.rich && !contains(markupTypes, out.MediaType) {
@@ -270,14 +302,9 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, within *scope, cond valid
 		if a.rich {
 			also = ", or a PDF, DOCX or ODT document"
 		}
-		return nil, ingestd.Errorf(ingestd.EINVALID, "%s: content type %s is not one of %s%s", out.URL.Redacted(), out.MediaType, strings.Join(a.types, ", "), also)
+		return ingestd.Errorf(ingestd.EINVALID, "%s: content type %s is not one of %s%s", out.URL.Redacted(), out.MediaType, strings.Join(a.types, ", "), also)
 	}
-	rest, err := io.ReadAll(body)
-	if err != nil {
-		return nil, readErr(out.URL, err)
-	}
-	out.Body = append(head, rest...)
-	return out, nil
+	return nil
 }
 
 func readErr(u *url.URL, err error) error {

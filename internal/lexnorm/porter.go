@@ -180,6 +180,26 @@ func appendStem(dst []byte, w string) []byte {
 	p.z = j + 1
 	b := &p.b
 
+	p.step1()
+	p.step2()
+	p.step3()
+	p.step4()
+	p.step5()
+
+	// Reverse back into dst.
+	end := p.z
+	for end < len(b) && b[end] != 0 {
+		end++
+	}
+	for i := end - 1; i >= p.z; i-- {
+		dst = append(dst, b[i])
+	}
+	return dst
+}
+
+// step1 is porter_stemmer's (fts3_porter.c) steps 1a (plurals), 1b (-ed, -ing) and 1c (y to i).
+func (p *porter) step1() {
+	b := &p.b
 	// Step 1a
 	if b[p.z] == 's' {
 		if !p.stem("sess", "ss", always) && !p.stem("sei", "i", always) && !p.stem("ss", "ss", always) {
@@ -206,7 +226,11 @@ func appendStem(dst []byte, w string) []byte {
 	if b[p.z] == 'y' && p.hasVowel(p.z+1) {
 		b[p.z] = 'i'
 	}
+}
 
+// step2 is porter_stemmer's (fts3_porter.c) step 2: double suffixes to single ones (-ational to -ate, ...).
+func (p *porter) step2() {
+	b := &p.b
 	// Step 2
 	switch b[p.z+1] {
 	case 'a':
@@ -239,7 +263,11 @@ func appendStem(dst []byte, w string) []byte {
 			p.stem("itilib", "ble", mGt0)
 		}
 	}
+}
 
+// step3 is porter_stemmer's (fts3_porter.c) step 3: -ic-, -full, -ness and the like.
+func (p *porter) step3() {
+	b := &p.b
 	// Step 3
 	switch b[p.z] {
 	case 'e':
@@ -255,7 +283,11 @@ func appendStem(dst []byte, w string) []byte {
 	case 's':
 		p.stem("ssen", "", mGt0)
 	}
+}
 
+// step4 is porter_stemmer's (fts3_porter.c) step 4: -ant, -ence and the like, where m > 1.
+func (p *porter) step4() {
+	b := &p.b
 	// Step 4
 	z := p.z
 	switch b[z+1] {
@@ -316,7 +348,11 @@ func appendStem(dst []byte, w string) []byte {
 			p.z += 3
 		}
 	}
+}
 
+// step5 is porter_stemmer's (fts3_porter.c) steps 5a (a final -e) and 5b (-ll to -l).
+func (p *porter) step5() {
+	b := &p.b
 	// Step 5a
 	if b[p.z] == 'e' {
 		if p.mGt1(p.z + 1) {
@@ -330,14 +366,4 @@ func appendStem(dst []byte, w string) []byte {
 	if p.mGt1(p.z) && b[p.z] == 'l' && b[p.z+1] == 'l' {
 		p.z++
 	}
-
-	// Reverse back into dst.
-	end := p.z
-	for end < len(b) && b[end] != 0 {
-		end++
-	}
-	for i := end - 1; i >= p.z; i-- {
-		dst = append(dst, b[i])
-	}
-	return dst
 }

@@ -24,44 +24,17 @@ func (s *Store) Export(ctx context.Context, fn func(ingestd.ArchiveRecord) error
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read only
 
-	sum := ingestd.ArchiveSummary{Embedders: map[string]int{}}
-	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM installations), (SELECT count(*) FROM erasures),
-		(SELECT count(*) FROM documents), (SELECT count(*) FROM links), (SELECT count(*) FROM cursors)`).
-		Scan(&sum.Installations, &sum.Tombstones, &sum.Documents, &sum.Links, &sum.Cursors); err != nil {
-		return classify("count for export", err)
-	}
-	rows, err := tx.Query(ctx, "SELECT CASE WHEN embedding IS NULL THEN '' ELSE embedder_id END, count(*) FROM chunks GROUP BY 1")
+	sum, err := exportSummary(ctx, tx)
 	if err != nil {
-		return classify("count chunks for export", err)
+		return err
 	}
-	var (
-		emb string
-		k   int
-	)
-	if _, err := pgx.ForEachRow(rows, []any{&emb, &k}, func() error {
-		sum.Embedders[emb] += k
-		sum.Chunks += k
-		return nil
-	}); err != nil {
-		return classify("count chunks for export", err)
-	}
-	if err := fn(ingestd.ArchiveRecord{Summary: &sum}); err != nil {
+	if err := fn(ingestd.ArchiveRecord{Summary: sum}); err != nil {
 		return err
 	}
 
-	rows, err = tx.Query(ctx, "SELECT id, kind, tier FROM installations ORDER BY id")
+	insts, err := exportInstallations(ctx, tx)
 	if err != nil {
-		return classify("export installations", err)
-	}
-	insts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingestd.Installation, error) {
-		var in ingestd.Installation
-		var tier *string
-		err := r.Scan(&in.ID, &in.Kind, &tier)
-		in.Tier = ingestd.Tier(deref(tier))
-		return in, err
-	})
-	if err != nil {
-		return classify("export installations", err)
+		return err
 	}
 	for i := range insts {
 		if err := fn(ingestd.ArchiveRecord{Installation: &insts[i]}); err != nil {
@@ -93,7 +66,7 @@ func (s *Store) Export(ctx context.Context, fn func(ingestd.ArchiveRecord) error
 		}
 		after = docs[len(docs)-1].ID
 	}
-	rows, err = tx.Query(ctx, "SELECT installation, key, value FROM cursors ORDER BY installation, key")
+	rows, err := tx.Query(ctx, "SELECT installation, key, value FROM cursors ORDER BY installation, key")
 	if err != nil {
 		return classify("export cursors", err)
 	}
@@ -110,6 +83,51 @@ func (s *Store) Export(ctx context.Context, fn func(ingestd.ArchiveRecord) error
 		return fnErr
 	}
 	return classifyNil("export cursors", err)
+}
+
+// exportSummary counts what an export of tx holds.
+func exportSummary(ctx context.Context, tx pgx.Tx) (*ingestd.ArchiveSummary, error) {
+	sum := ingestd.ArchiveSummary{Embedders: map[string]int{}}
+	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM installations), (SELECT count(*) FROM erasures),
+		(SELECT count(*) FROM documents), (SELECT count(*) FROM links), (SELECT count(*) FROM cursors)`).
+		Scan(&sum.Installations, &sum.Tombstones, &sum.Documents, &sum.Links, &sum.Cursors); err != nil {
+		return nil, classify("count for export", err)
+	}
+	rows, err := tx.Query(ctx, "SELECT CASE WHEN embedding IS NULL THEN '' ELSE embedder_id END, count(*) FROM chunks GROUP BY 1")
+	if err != nil {
+		return nil, classify("count chunks for export", err)
+	}
+	var (
+		emb string
+		k   int
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&emb, &k}, func() error {
+		sum.Embedders[emb] += k
+		sum.Chunks += k
+		return nil
+	}); err != nil {
+		return nil, classify("count chunks for export", err)
+	}
+	return &sum, nil
+}
+
+// exportInstallations reads the installations, in id order.
+func exportInstallations(ctx context.Context, tx pgx.Tx) ([]ingestd.Installation, error) {
+	rows, err := tx.Query(ctx, "SELECT id, kind, tier FROM installations ORDER BY id")
+	if err != nil {
+		return nil, classify("export installations", err)
+	}
+	insts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingestd.Installation, error) {
+		var in ingestd.Installation
+		var tier *string
+		err := r.Scan(&in.ID, &in.Kind, &tier)
+		in.Tier = ingestd.Tier(deref(tier))
+		return in, err
+	})
+	if err != nil {
+		return nil, classify("export installations", err)
+	}
+	return insts, nil
 }
 
 // exportPage reads the documents after the id, with their chunks and
@@ -196,43 +214,11 @@ func (s scanExtra) Scan(dest ...any) error { return s.row.Scan(append(dest, s.ex
 // documents' rows upserted, their chunks and outgoing links replaced (the
 // chunks copied in one COPY).
 func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error {
-	var (
-		docIDs []string
-		rows   [][]any
-		from   []string
-		to     []string
-		rels   []string
-	)
-	for _, r := range recs {
-		ad := r.Document
-		if ad == nil {
-			if t := r.Tombstone; t != nil && (t.Key == "" || t.KeyID == "" || (t.Kind != ingestd.TombstoneDocument && t.Kind != ingestd.TombstoneAuthor)) {
-				return ingestd.Errorf(ingestd.EINVALID, "tombstone %q: want a key, a key id and kind document or author (kind %q)", t.Key, t.Kind)
-			}
-			continue
-		}
-		id, err := ingestd.CheckArchived(ad, s.fenceCheck)
-		if err != nil {
-			return err
-		}
-		status := ad.Status
-		if status == "" {
-			status = ingestd.StatusActive
-		}
-		docIDs = append(docIDs, id)
-		tier := nullable(string(ad.Tier))
-		for _, c := range ad.Chunks {
-			emb, err := s.vector(c.Embedding)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator})
-		}
-		for _, l := range ad.Links {
-			from, to, rels = append(from, id), append(to, l.To), append(rels, l.Relation)
-		}
+	in, err := s.importRows(recs)
+	if err != nil {
+		return err
 	}
+	docIDs, rows, from, to, rels := in.docIDs, in.rows, in.from, in.to, in.rels
 	now := s.now()
 	return s.inTx(ctx, "import", func(tx pgx.Tx) error {
 		var b pgx.Batch
@@ -252,42 +238,7 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 				b.Queue(`INSERT INTO cursors (installation, key, value) VALUES ($1, $2, $3)
 					ON CONFLICT (installation, key) DO UPDATE SET value = EXCLUDED.value`, c.Installation, c.Key, c.Value)
 			case r.Document != nil:
-				d := r.Document
-				id := d.ID
-				if id == "" {
-					id = ingestd.DocumentID(d.Installation, d.ExternalID)
-				}
-				status := d.Status
-				if status == "" {
-					status = ingestd.StatusActive
-				}
-				var deleted *time.Time
-				if status == ingestd.StatusDeleted {
-					t := d.DeletedAt
-					if t.IsZero() {
-						t = now
-					}
-					deleted = &t
-				}
-				meta := d.Meta
-				if meta == nil {
-					meta = map[string]string{}
-				}
-				ingested := d.IngestedAt
-				if ingested.IsZero() {
-					ingested = now
-				}
-				b.Queue(`INSERT INTO documents (`+documentColumns+`, deleted_at)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-					ON CONFLICT (id) DO UPDATE SET installation = EXCLUDED.installation, external_id = EXCLUDED.external_id,
-						source_kind = EXCLUDED.source_kind, item_kind = EXCLUDED.item_kind, uri = EXCLUDED.uri,
-						title = EXCLUDED.title, author = EXCLUDED.author, created_at = EXCLUDED.created_at,
-						updated_at = EXCLUDED.updated_at, content_hash = EXCLUDED.content_hash, tier = EXCLUDED.tier,
-						status = EXCLUDED.status, parent_id = EXCLUDED.parent_id, meta = EXCLUDED.meta,
-						ingested_at = EXCLUDED.ingested_at, deleted_at = EXCLUDED.deleted_at`,
-					id, d.Installation, d.ExternalID, d.SourceKind, d.ItemKind, d.URI, d.Title, d.Author,
-					timestamp(d.CreatedAt), timestamp(d.UpdatedAt), d.ContentHash, nullable(string(d.Tier)),
-					string(status), nullable(d.ParentID), meta, ingested, deleted)
+				queueDocument(&b, r.Document, now)
 			}
 		}
 		if len(docIDs) > 0 {
@@ -312,4 +263,97 @@ func (s *Store) Import(ctx context.Context, recs []ingestd.ArchiveRecord) error 
 		}
 		return nil
 	})
+}
+
+// importedRows is what Import writes besides the records' own rows: the
+// ids of the documents it replaces, their chunks as COPY rows, and their
+// outgoing links.
+type importedRows struct {
+	docIDs         []string
+	rows           [][]any
+	from, to, rels []string
+}
+
+// importRows checks every record (tombstones well formed, documents
+// passing ingestd.CheckArchived) and returns their chunk and link rows.
+func (s *Store) importRows(recs []ingestd.ArchiveRecord) (*importedRows, error) {
+	var (
+		docIDs []string
+		rows   [][]any
+		from   []string
+		to     []string
+		rels   []string
+	)
+	for _, r := range recs {
+		ad := r.Document
+		if ad == nil {
+			if t := r.Tombstone; t != nil && (t.Key == "" || t.KeyID == "" || (t.Kind != ingestd.TombstoneDocument && t.Kind != ingestd.TombstoneAuthor)) {
+				return nil, ingestd.Errorf(ingestd.EINVALID, "tombstone %q: want a key, a key id and kind document or author (kind %q)", t.Key, t.Kind)
+			}
+			continue
+		}
+		id, err := ingestd.CheckArchived(ad, s.fenceCheck)
+		if err != nil {
+			return nil, err
+		}
+		status := ad.Status
+		if status == "" {
+			status = ingestd.StatusActive
+		}
+		docIDs = append(docIDs, id)
+		tier := nullable(string(ad.Tier))
+		for _, c := range ad.Chunks {
+			emb, err := s.vector(c.Embedding)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
+				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator})
+		}
+		for _, l := range ad.Links {
+			from, to, rels = append(from, id), append(to, l.To), append(rels, l.Relation)
+		}
+	}
+	return &importedRows{docIDs: docIDs, rows: rows, from: from, to: to, rels: rels}, nil
+}
+
+// queueDocument queues the upsert of an archived document's row: its
+// status (active when empty), deletion time (now for a tombstone without
+// one) and ingestion time (now when unset).
+func queueDocument(b *pgx.Batch, d *ingestd.ArchivedDocument, now time.Time) {
+	id := d.ID
+	if id == "" {
+		id = ingestd.DocumentID(d.Installation, d.ExternalID)
+	}
+	status := d.Status
+	if status == "" {
+		status = ingestd.StatusActive
+	}
+	var deleted *time.Time
+	if status == ingestd.StatusDeleted {
+		t := d.DeletedAt
+		if t.IsZero() {
+			t = now
+		}
+		deleted = &t
+	}
+	meta := d.Meta
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	ingested := d.IngestedAt
+	if ingested.IsZero() {
+		ingested = now
+	}
+	b.Queue(`INSERT INTO documents (`+documentColumns+`, deleted_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		ON CONFLICT (id) DO UPDATE SET installation = EXCLUDED.installation, external_id = EXCLUDED.external_id,
+			source_kind = EXCLUDED.source_kind, item_kind = EXCLUDED.item_kind, uri = EXCLUDED.uri,
+			title = EXCLUDED.title, author = EXCLUDED.author, created_at = EXCLUDED.created_at,
+			updated_at = EXCLUDED.updated_at, content_hash = EXCLUDED.content_hash, tier = EXCLUDED.tier,
+			status = EXCLUDED.status, parent_id = EXCLUDED.parent_id, meta = EXCLUDED.meta,
+			ingested_at = EXCLUDED.ingested_at, deleted_at = EXCLUDED.deleted_at`,
+		id, d.Installation, d.ExternalID, d.SourceKind, d.ItemKind, d.URI, d.Title, d.Author,
+		timestamp(d.CreatedAt), timestamp(d.UpdatedAt), d.ContentHash, nullable(string(d.Tier)),
+		string(status), nullable(d.ParentID), meta, ingested, deleted)
 }

@@ -122,31 +122,13 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 		return false, err
 	}
 	tier := nullable(string(doc.Tier))
-	rows := make([][]any, len(chunks))
-	for i := range chunks {
-		c := &chunks[i]
-		if c.ID == "" {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %d without an id", id, i)
-		}
-		if c.DocumentID != "" && c.DocumentID != id {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s belongs to %s", id, c.ID, c.DocumentID)
-		}
-		emb, err := s.vector(c.Embedding)
-		if err != nil {
-			return false, fmt.Errorf("document %s chunk %s: %w", id, c.ID, err)
-		}
-		rows[i] = []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title, c.Locator}
+	rows, err := s.chunkRows(doc, id, status, chunks)
+	if err != nil {
+		return false, err
 	}
-	var tos, rels []string
-	for _, l := range links {
-		if l.From != "" && l.From != id {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link from %s", id, l.From)
-		}
-		if l.To == "" {
-			return false, ingestd.Errorf(ingestd.EINVALID, "document %s: link without a target", id)
-		}
-		tos, rels = append(tos, l.To), append(rels, l.Relation)
+	tos, rels, err := linkTargets(id, links)
+	if err != nil {
+		return false, err
 	}
 	meta := doc.Meta
 	if meta == nil {
@@ -196,6 +178,45 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 		return false, err
 	}
 	return changed, nil
+}
+
+// chunkRows returns the rows chunkColumns names for the document's
+// chunks, or EINVALID for a chunk without an id or of another document.
+func (s *Store) chunkRows(doc *ingestd.Document, id string, status ingestd.Status, chunks []ingestd.Chunk) ([][]any, error) {
+	tier := nullable(string(doc.Tier))
+	rows := make([][]any, len(chunks))
+	for i := range chunks {
+		c := &chunks[i]
+		if c.ID == "" {
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %d without an id", id, i)
+		}
+		if c.DocumentID != "" && c.DocumentID != id {
+			return nil, ingestd.Errorf(ingestd.EINVALID, "document %s: chunk %s belongs to %s", id, c.ID, c.DocumentID)
+		}
+		emb, err := s.vector(c.Embedding)
+		if err != nil {
+			return nil, fmt.Errorf("document %s chunk %s: %w", id, c.ID, err)
+		}
+		rows[i] = []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
+			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title, c.Locator}
+	}
+	return rows, nil
+}
+
+// linkTargets returns the targets and relations of the document's
+// outgoing links, or EINVALID for a link from another document or
+// without a target.
+func linkTargets(id string, links []ingestd.Link) (tos, rels []string, err error) {
+	for _, l := range links {
+		if l.From != "" && l.From != id {
+			return nil, nil, ingestd.Errorf(ingestd.EINVALID, "document %s: link from %s", id, l.From)
+		}
+		if l.To == "" {
+			return nil, nil, ingestd.Errorf(ingestd.EINVALID, "document %s: link without a target", id)
+		}
+		tos, rels = append(tos, l.To), append(rels, l.Relation)
+	}
+	return tos, rels, nil
 }
 
 // DeleteDocument tombstones the document: status deleted, deleted_at set,

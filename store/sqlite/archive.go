@@ -124,40 +124,13 @@ func (s *Store) exportDocuments(ctx context.Context, tx *sql.Tx, fn func(ingestd
 		nextChunk *ingestd.Chunk
 		nextLink  *ingestd.Link
 	)
-	readChunk := func() error {
-		nextChunk = nil
-		if !chunks.Next() {
-			return chunks.Err()
-		}
-		var (
-			c    ingestd.Chunk
-			hp   string
-			emb  []byte
-			tier sql.NullString
-		)
-		if err := chunks.Scan(&c.ID, &c.DocumentID, &c.Ordinal, &hp, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier, &c.Locator); err != nil {
-			return err
-		}
-		if hp != "" && hp != "[]" {
-			if err := json.Unmarshal([]byte(hp), &c.HeadingPath); err != nil {
-				return fmt.Errorf("chunk %s heading path: %w", c.ID, err)
-			}
-		}
-		c.Embedding, c.Tier = decodeVector(emb), ingestd.Tier(tier.String)
-		nextChunk = &c
-		return nil
+	readChunk := func() (err error) {
+		nextChunk, err = nextArchivedChunk(chunks)
+		return err
 	}
-	readLink := func() error {
-		nextLink = nil
-		if !links.Next() {
-			return links.Err()
-		}
-		var l ingestd.Link
-		if err := links.Scan(&l.From, &l.To, &l.Relation); err != nil {
-			return err
-		}
-		nextLink = &l
-		return nil
+	readLink := func() (err error) {
+		nextLink, err = nextArchivedLink(links)
+		return err
 	}
 	if err := readChunk(); err != nil {
 		return fmt.Errorf("export chunks: %w", err)
@@ -198,6 +171,43 @@ func (s *Store) exportDocuments(ctx context.Context, tx *sql.Tx, fn func(ingestd
 		return fmt.Errorf("export documents: %w", err)
 	}
 	return nil
+}
+
+// nextArchivedChunk reads the next chunk of an export's chunk rows, nil
+// after the last.
+func nextArchivedChunk(chunks *sql.Rows) (*ingestd.Chunk, error) {
+	if !chunks.Next() {
+		return nil, chunks.Err()
+	}
+	var (
+		c    ingestd.Chunk
+		hp   string
+		emb  []byte
+		tier sql.NullString
+	)
+	if err := chunks.Scan(&c.ID, &c.DocumentID, &c.Ordinal, &hp, &c.Text, &c.Fenced, &c.Tokens, &emb, &c.EmbedderID, &tier, &c.Locator); err != nil {
+		return nil, err
+	}
+	if hp != "" && hp != "[]" {
+		if err := json.Unmarshal([]byte(hp), &c.HeadingPath); err != nil {
+			return nil, fmt.Errorf("chunk %s heading path: %w", c.ID, err)
+		}
+	}
+	c.Embedding, c.Tier = decodeVector(emb), ingestd.Tier(tier.String)
+	return &c, nil
+}
+
+// nextArchivedLink reads the next link of an export's link rows, nil
+// after the last.
+func nextArchivedLink(links *sql.Rows) (*ingestd.Link, error) {
+	if !links.Next() {
+		return nil, links.Err()
+	}
+	var l ingestd.Link
+	if err := links.Scan(&l.From, &l.To, &l.Relation); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 // scanWith scans a document row followed by extra columns.

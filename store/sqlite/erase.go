@@ -148,31 +148,7 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 			k, _ := res.RowsAffected()
 			return int(k), nil
 		}
-		err := inBatches(e.DocumentIDs, func(b []string) error {
-			ph, args := placeholders(len(b)), anys(b)
-			k, err := exec("erase links", "DELETE FROM links WHERE from_id IN ("+ph+") OR to_id IN ("+ph+")", append(args, args...)...)
-			if err != nil {
-				return err
-			}
-			n.Links += k
-			// A pass's cursor summary may name an erased item (a UID map
-			// lists Message-IDs), cut short where a match would miss it:
-			// the installation's summaries go whole.
-			if _, err = exec("erase sync run cursors", `UPDATE sync_runs SET cursors = '' WHERE cursors != ''
-				AND installation IN (SELECT installation FROM documents WHERE id IN (`+ph+`))`, args...); err != nil {
-				return err
-			}
-			if k, err = exec("erase chunks", "DELETE FROM chunks WHERE document_id IN ("+ph+")", args...); err != nil {
-				return err
-			}
-			n.Chunks += k
-			if k, err = exec("erase documents", "DELETE FROM documents WHERE id IN ("+ph+")", args...); err != nil {
-				return err
-			}
-			n.Documents += k
-			return nil
-		})
-		if err != nil {
+		if err := eraseDocuments(exec, e.DocumentIDs, &n); err != nil {
 			return err
 		}
 		if err := inBatches(e.TextHashes, func(b []string) error {
@@ -182,29 +158,8 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 		}); err != nil {
 			return err
 		}
-		for _, c := range e.Cursors {
-			q, args := `INSERT INTO cursors (installation, key, value) VALUES (?, ?, ?)
-				ON CONFLICT (installation, key) DO UPDATE SET value = excluded.value`, []any{c.Installation, c.Key, c.Value}
-			if c.Value == "" {
-				q, args = "DELETE FROM cursors WHERE installation = ? AND key = ?", []any{c.Installation, c.Key}
-			}
-			k, err := exec("erase cursors", q, args...)
-			if err != nil {
-				return err
-			}
-			n.Cursors += k
-		}
-		for _, t := range e.Tombstones {
-			created := t.CreatedAt
-			if created.IsZero() {
-				created = s.now()
-			}
-			if _, err := exec("record tombstone", `INSERT INTO erasures (key, key_id, kind, installation, created_at) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (key) DO UPDATE SET key_id = excluded.key_id, kind = excluded.kind, installation = excluded.installation`,
-				t.Key, t.KeyID, t.Kind, t.Installation, ts(created)); err != nil {
-				return err
-			}
-			n.Tombstones++
+		if err := s.eraseCursorsAndRecord(exec, e, &n); err != nil {
+			return err
 		}
 		if n.Documents == 0 {
 			return nil
@@ -214,7 +169,7 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 		if _, err := exec("mark the erasure", "INSERT INTO changes (chunk_seq, document_id) VALUES (NULL, NULL)"); err != nil {
 			return err
 		}
-		_, err = exec("mark the erasure", `INSERT INTO store_state (key, value)
+		_, err := exec("mark the erasure", `INSERT INTO store_state (key, value)
 			SELECT 'changes_pruned_through', max(id) FROM changes WHERE true
 			ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`)
 		return err
@@ -223,6 +178,70 @@ func (s *Store) Erase(ctx context.Context, e ingestd.Erasure) (ingestd.ErasureCo
 		return n, err
 	}
 	return n, s.scrub(ctx)
+}
+
+// eraseExec runs one statement of an erasure and returns the rows it
+// changed; what names the statement in its error.
+type eraseExec func(what, q string, args ...any) (int, error)
+
+// eraseDocuments deletes the documents, their chunks and every link
+// from or to them, in batches, and empties the sync-pass cursor summaries
+// of their installations; n counts what went.
+func eraseDocuments(exec eraseExec, ids []string, n *ingestd.ErasureCounts) error {
+	return inBatches(ids, func(b []string) error {
+		ph, args := placeholders(len(b)), anys(b)
+		k, err := exec("erase links", "DELETE FROM links WHERE from_id IN ("+ph+") OR to_id IN ("+ph+")", append(args, args...)...)
+		if err != nil {
+			return err
+		}
+		n.Links += k
+		// A pass's cursor summary may name an erased item (a UID map
+		// lists Message-IDs), cut short where a match would miss it:
+		// the installation's summaries go whole.
+		if _, err = exec("erase sync run cursors", `UPDATE sync_runs SET cursors = '' WHERE cursors != ''
+			AND installation IN (SELECT installation FROM documents WHERE id IN (`+ph+`))`, args...); err != nil {
+			return err
+		}
+		if k, err = exec("erase chunks", "DELETE FROM chunks WHERE document_id IN ("+ph+")", args...); err != nil {
+			return err
+		}
+		n.Chunks += k
+		if k, err = exec("erase documents", "DELETE FROM documents WHERE id IN ("+ph+")", args...); err != nil {
+			return err
+		}
+		n.Documents += k
+		return nil
+	})
+}
+
+// eraseCursorsAndRecord applies the erasure's cursor edits (an empty
+// value deletes the cursor) and records its tombstones; n counts them.
+func (s *Store) eraseCursorsAndRecord(exec eraseExec, e ingestd.Erasure, n *ingestd.ErasureCounts) error {
+	for _, c := range e.Cursors {
+		q, args := `INSERT INTO cursors (installation, key, value) VALUES (?, ?, ?)
+			ON CONFLICT (installation, key) DO UPDATE SET value = excluded.value`, []any{c.Installation, c.Key, c.Value}
+		if c.Value == "" {
+			q, args = "DELETE FROM cursors WHERE installation = ? AND key = ?", []any{c.Installation, c.Key}
+		}
+		k, err := exec("erase cursors", q, args...)
+		if err != nil {
+			return err
+		}
+		n.Cursors += k
+	}
+	for _, t := range e.Tombstones {
+		created := t.CreatedAt
+		if created.IsZero() {
+			created = s.now()
+		}
+		if _, err := exec("record tombstone", `INSERT INTO erasures (key, key_id, kind, installation, created_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET key_id = excluded.key_id, kind = excluded.kind, installation = excluded.installation`,
+			t.Key, t.KeyID, t.Kind, t.Installation, ts(created)); err != nil {
+			return err
+		}
+		n.Tombstones++
+	}
+	return nil
 }
 
 // scrub removes what the files keep of deleted rows: the in-memory indexes

@@ -215,44 +215,11 @@ func (v *vectors) readSnapshot(ctx context.Context, tx *sql.Tx) (*snapshot, erro
 		}
 	}()
 	sn.names = r.Strings()
-	nd := r.Len(8)
-	sn.docs = make([]docMeta, 0, nd)
-	for range nd {
-		d := docMeta{id: r.String(), parent: r.String()}
-		f := binio.ReadSlice[int32](r)
-		d.meta = binio.ReadSlice[int32](r)
-		if err := r.Err(); err != nil {
-			return nil, err
-		}
-		if len(f) != 4 || (d.meta != nil && len(d.meta) != len(v.keys)) {
-			return nil, fmt.Errorf("%w: document %s", binio.ErrCorrupt, d.id)
-		}
-		d.inst, d.kind, d.tier, d.status = f[0], f[1], f[2], f[3]
-		for j, i := range append(f, d.meta...) {
-			if i >= int32(len(sn.names)) || i < 0 && (j < len(f) || i < -1) { // a metadata value may be absent (-1)
-				return nil, fmt.Errorf("%w: document %s names %d of %d", binio.ErrCorrupt, d.id, i, len(sn.names))
-			}
-		}
-		sn.docs = append(sn.docs, d)
+	if err := v.readSnapshotDocs(r, sn); err != nil {
+		return nil, err
 	}
-	ne := r.Len(8)
-	for range ne {
-		name := r.String()
-		e := &embIndex{lastSeq: r.I64()}
-		if err := r.Err(); err != nil {
-			return nil, err
-		}
-		for p := range e.parts {
-			if e.parts[p], err = vecindex.Read(r); err != nil {
-				e.free()
-				return nil, err
-			}
-			if p > 0 && e.parts[p].Dims() != e.parts[0].Dims() {
-				e.free()
-				return nil, fmt.Errorf("%w: vector index parts of %d and %d dimensions", binio.ErrCorrupt, e.parts[0].Dims(), e.parts[p].Dims())
-			}
-		}
-		sn.byEmb[name] = e
+	if err := readSnapshotIndexes(r, sn); err != nil {
+		return nil, err
 	}
 	if sn.text, err = textindex.Read(r); err != nil {
 		return nil, err
@@ -262,6 +229,58 @@ func (v *vectors) readSnapshot(ctx context.Context, tx *sql.Tx) (*snapshot, erro
 	}
 	ok = true
 	return sn, nil
+}
+
+// readSnapshotDocs reads the snapshot's documents into sn, checking that
+// each names only names sn holds (binio.ErrCorrupt otherwise).
+func (v *vectors) readSnapshotDocs(r *binio.Reader, sn *snapshot) error {
+	nd := r.Len(8)
+	sn.docs = make([]docMeta, 0, nd)
+	for range nd {
+		d := docMeta{id: r.String(), parent: r.String()}
+		f := binio.ReadSlice[int32](r)
+		d.meta = binio.ReadSlice[int32](r)
+		if err := r.Err(); err != nil {
+			return err
+		}
+		if len(f) != 4 || (d.meta != nil && len(d.meta) != len(v.keys)) {
+			return fmt.Errorf("%w: document %s", binio.ErrCorrupt, d.id)
+		}
+		d.inst, d.kind, d.tier, d.status = f[0], f[1], f[2], f[3]
+		for j, i := range append(f, d.meta...) {
+			if i >= int32(len(sn.names)) || i < 0 && (j < len(f) || i < -1) { // a metadata value may be absent (-1)
+				return fmt.Errorf("%w: document %s names %d of %d", binio.ErrCorrupt, d.id, i, len(sn.names))
+			}
+		}
+		sn.docs = append(sn.docs, d)
+	}
+	return nil
+}
+
+// readSnapshotIndexes reads the snapshot's vector indexes, one per
+// embedder, into sn; parts of one index must agree on dimensions.
+func readSnapshotIndexes(r *binio.Reader, sn *snapshot) error {
+	ne := r.Len(8)
+	for range ne {
+		name := r.String()
+		e := &embIndex{lastSeq: r.I64()}
+		if err := r.Err(); err != nil {
+			return err
+		}
+		for p := range e.parts {
+			var err error
+			if e.parts[p], err = vecindex.Read(r); err != nil {
+				e.free()
+				return err
+			}
+			if p > 0 && e.parts[p].Dims() != e.parts[0].Dims() {
+				e.free()
+				return fmt.Errorf("%w: vector index parts of %d and %d dimensions", binio.ErrCorrupt, e.parts[0].Dims(), e.parts[p].Dims())
+			}
+		}
+		sn.byEmb[name] = e
+	}
+	return nil
 }
 
 // use replaces the indexes with the snapshot's. Callers hold syncMu.

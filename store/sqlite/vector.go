@@ -588,34 +588,9 @@ func (v *vectors) load(ctx context.Context, tx *sql.Tx) error {
 
 // catchUp applies what was committed since the last sync.
 func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, chunk_seq, document_id FROM changes WHERE id > ? ORDER BY id", v.lastChange)
+	seqs, docs, lastChange, err := v.changesSince(ctx, tx)
 	if err != nil {
-		return unavailable("read changes of %s", v.s.path, err)
-	}
-	var (
-		seqs       []int64
-		docs       []string
-		lastChange = v.lastChange
-	)
-	for rows.Next() {
-		var id int64
-		var seq sql.NullInt64
-		var doc sql.NullString
-		if err := rows.Scan(&id, &seq, &doc); err != nil {
-			rows.Close()
-			return fmt.Errorf("read changes: %w", err)
-		}
-		lastChange = id
-		if seq.Valid {
-			seqs = append(seqs, seq.Int64)
-		}
-		if doc.Valid {
-			docs = append(docs, doc.String)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read changes: %w", err)
+		return err
 	}
 	var maxSeq sql.NullInt64
 	if err := tx.QueryRowContext(ctx, "SELECT max(seq) FROM chunks").Scan(&maxSeq); err != nil {
@@ -685,6 +660,37 @@ func (v *vectors) catchUp(ctx context.Context, tx *sql.Tx) error {
 	v.lastChange = lastChange
 	v.snapPending += len(seqs) + len(docs)
 	return nil
+}
+
+// changesSince reads the changes log after the last one applied: the
+// chunk seqs and document ids it names, and its last id.
+func (v *vectors) changesSince(ctx context.Context, tx *sql.Tx) (seqs []int64, docs []string, lastChange int64, err error) {
+	rows, err := tx.QueryContext(ctx, "SELECT id, chunk_seq, document_id FROM changes WHERE id > ? ORDER BY id", v.lastChange)
+	if err != nil {
+		return nil, nil, 0, unavailable("read changes of %s", v.s.path, err)
+	}
+	lastChange = v.lastChange
+	for rows.Next() {
+		var id int64
+		var seq sql.NullInt64
+		var doc sql.NullString
+		if err := rows.Scan(&id, &seq, &doc); err != nil {
+			rows.Close()
+			return nil, nil, 0, fmt.Errorf("read changes: %w", err)
+		}
+		lastChange = id
+		if seq.Valid {
+			seqs = append(seqs, seq.Int64)
+		}
+		if doc.Valid {
+			docs = append(docs, doc.String)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, 0, fmt.Errorf("read changes: %w", err)
+	}
+	return seqs, docs, lastChange, nil
 }
 
 // addDocs records (or updates) the documents the rows hold; it closes rows.

@@ -73,6 +73,8 @@ type textWriter struct {
 	cells int // cells written in the current table row
 }
 
+// walk writes n and what it holds: text as words (verbatim inside <pre>),
+// elements through element.
 func (w *textWriter) walk(n *html.Node) {
 	switch n.Type {
 	case html.TextNode:
@@ -89,6 +91,12 @@ func (w *textWriter) walk(n *html.Node) {
 	default:
 		return
 	}
+	w.element(n)
+}
+
+// element writes an element: its title, nothing for a dropped one, or
+// its children framed as the element's kind of block says.
+func (w *textWriter) element(n *html.Node) {
 	a := n.DataAtom
 	switch {
 	case a == atom.Head:

@@ -108,13 +108,7 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 			listBinary(a)
 			continue
 		}
-		name := a.Filename
-		if name == "" {
-			name = "attachment"
-			if a.Message != nil {
-				name = "message.eml"
-			}
-		}
+		name := attachmentName(a)
 		frag := fmt.Sprintf("attachment/%d/%s", i+1, strings.ReplaceAll(name, "/", "_"))
 		id := parent.ExternalID + "#" + frag
 		if taken >= max {
@@ -122,27 +116,7 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 			continue
 		}
 		taken++
-		uri := parent.URI + "#" + url.PathEscape(frag)
-		if u, err := url.Parse(parent.URI); err == nil {
-			u.Fragment = frag
-			uri = u.String()
-		}
-		child := ingestd.Item{
-			ExternalID:       id,
-			ItemKind:         "attachment",
-			URI:              uri,
-			Title:            name,
-			Author:           parent.Author,
-			CreatedAt:        parent.CreatedAt,
-			UpdatedAt:        parent.UpdatedAt,
-			Format:           ingestd.FormatPlain,
-			Text:             a.Text,
-			ParentExternalID: parent.ExternalID,
-			Meta: map[string]string{
-				"content_type": a.ContentType,
-				"size":         strconv.Itoa(a.Size),
-			},
-		}
+		child := attachmentChild(parent, a, id, frag, name)
 		for k, v := range o.Meta {
 			child.Meta[k] = v
 		}
@@ -167,17 +141,7 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 			child.Text, child.Format, child.Sections = "", ingestd.FormatMarkdown, doc.ItemSections()
 			doc.Describe(child.Meta)
 		case a.Message != nil:
-			child.Format = ingestd.FormatMail
-			if a.Message.Subject != "" && a.Filename == "" {
-				child.Title = a.Message.Subject
-			}
-			if a.Message.From != "" {
-				child.Author = a.Message.From
-			}
-			if !a.Message.Date.IsZero() {
-				child.CreatedAt = a.Message.Date
-			}
-			setNonEmpty(child.Meta, "message_id", a.Message.MessageID)
+			asMessage(&child, a)
 		case ext == ".md" || a.ContentType == "text/markdown":
 			child.Format = ingestd.FormatMarkdown
 		}
@@ -195,6 +159,62 @@ func AttachmentItems(ctx context.Context, parent ingestd.Item, m *Message, o Att
 	}
 	out.Defect = strings.Join(defects, "; ")
 	return out, nil
+}
+
+// attachmentName is a's file name, else "message.eml" for an attached
+// message and "attachment" for anything else.
+func attachmentName(a Attachment) string {
+	if a.Filename != "" {
+		return a.Filename
+	}
+	if a.Message != nil {
+		return "message.eml"
+	}
+	return "attachment"
+}
+
+// attachmentChild is the item of attachment a of parent, under the
+// external id and URI fragment frag, titled name, before its format is
+// known: plain text, the parent's author and times.
+func attachmentChild(parent ingestd.Item, a Attachment, id, frag, name string) ingestd.Item {
+	uri := parent.URI + "#" + url.PathEscape(frag)
+	if u, err := url.Parse(parent.URI); err == nil {
+		u.Fragment = frag
+		uri = u.String()
+	}
+	return ingestd.Item{
+		ExternalID:       id,
+		ItemKind:         "attachment",
+		URI:              uri,
+		Title:            name,
+		Author:           parent.Author,
+		CreatedAt:        parent.CreatedAt,
+		UpdatedAt:        parent.UpdatedAt,
+		Format:           ingestd.FormatPlain,
+		Text:             a.Text,
+		ParentExternalID: parent.ExternalID,
+		Meta: map[string]string{
+			"content_type": a.ContentType,
+			"size":         strconv.Itoa(a.Size),
+		},
+	}
+}
+
+// asMessage makes child the item of an attached message: mail format,
+// and the message's subject (unless the attachment has a file name),
+// sender, date and Message-ID.
+func asMessage(child *ingestd.Item, a Attachment) {
+	child.Format = ingestd.FormatMail
+	if a.Message.Subject != "" && a.Filename == "" {
+		child.Title = a.Message.Subject
+	}
+	if a.Message.From != "" {
+		child.Author = a.Message.From
+	}
+	if !a.Message.Date.IsZero() {
+		child.CreatedAt = a.Message.Date
+	}
+	setNonEmpty(child.Meta, "message_id", a.Message.MessageID)
 }
 
 // AddDefect appends d to the "; "-separated defects in meta.

@@ -382,33 +382,7 @@ func Generate(w io.Writer, pkg, keyword string) error {
 	for c := range ascii {
 		ascii[c] = Compact(b.Symbols(rune(c)))
 	}
-	// Partition the rest of the code space into ranges of equal symbols.
-	var (
-		starts []rune
-		ids    []int
-		syms   []string
-		index  = map[string]int{}
-	)
-	id := func(s string) int {
-		i, ok := index[s]
-		if !ok {
-			i = len(syms)
-			index[s] = i
-			syms = append(syms, s)
-		}
-		return i
-	}
-	id(string(Other)) // id 0: the symbols of unassigned code points and most letters
-	prev := -1
-	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
-		s := string(Other)
-		if r < 0xD800 || r > 0xDFFF {
-			s = Compact(b.Symbols(r))
-		}
-		if i := id(s); i != prev {
-			starts, ids, prev = append(starts, r), append(ids, i), i
-		}
-	}
+	starts, ids, syms := partition(b)
 	if len(syms) > 256 {
 		return fmt.Errorf("skelgen: %d distinct symbol strings do not fit a byte", len(syms))
 	}
@@ -464,6 +438,35 @@ func Generate(w io.Writer, pkg, keyword string) error {
 	}
 	_, err = w.Write(src)
 	return err
+}
+
+// partition splits the code space above ASCII into ranges of runes with
+// equal symbols under b: each range's first rune (starts), the id of its
+// symbols (ids) and the distinct symbol strings by id (syms, id 0 the
+// symbols of unassigned code points and most letters).
+func partition(b *Builder) (starts []rune, ids []int, syms []string) {
+	index := map[string]int{}
+	id := func(s string) int {
+		i, ok := index[s]
+		if !ok {
+			i = len(syms)
+			index[s] = i
+			syms = append(syms, s)
+		}
+		return i
+	}
+	id(string(Other)) // id 0: the symbols of unassigned code points and most letters
+	prev := -1
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		s := string(Other)
+		if r < 0xD800 || r > 0xDFFF {
+			s = Compact(b.Symbols(r))
+		}
+		if i := id(s); i != prev {
+			starts, ids, prev = append(starts, r), append(ids, i), i
+		}
+	}
+	return starts, ids, syms
 }
 
 func asciiName(c int) string {

@@ -323,16 +323,7 @@ func (x *Index) Compact() {
 			remap[r] = n
 		}
 	}
-	keys := make([]int64, 0, n)
-	groups := make([]int32, 0, n)
-	lens := make([]uint32, 0, int(n)*NumFields)
-	for r, k := range x.keys {
-		if remap[r] != 0 {
-			keys = append(keys, k)
-			groups = append(groups, x.groups[r])
-			lens = append(lens, x.lens[r*NumFields:(r+1)*NumFields]...)
-		}
-	}
+	keys, groups, lens := x.liveRows(remap, n)
 	// Rebuild the postings; terms with no live row are dropped and the
 	// term ids renumbered.
 	oldTerms := x.terms
@@ -378,7 +369,39 @@ func (x *Index) Compact() {
 			nt.push(nx, nid, nr, tf, l)
 		}
 	}
-	// Forward lists, renumbered.
+	fwd, fwdOff := x.renumberForward(remap, idMap, n)
+	pos := make(map[int64]uint32, n)
+	for r, k := range keys {
+		pos[k] = uint32(r)
+	}
+	x.dict, x.terms, x.tfBig = dict, terms, tfBig
+	x.keys, x.groups, x.lens, x.fwd, x.fwdOff, x.pos = keys, groups, lens, fwd, fwdOff, pos
+	x.dead = make([]uint64, (n+63)/64)
+	x.nDead = 0
+	x.add = addScratch{}
+	x.raw = map[string]uint32{} // term ids changed
+}
+
+// liveRows returns the keys, groups and field lengths of the rows remap
+// keeps (n of them), in row order.
+func (x *Index) liveRows(remap []uint32, n uint32) (keys []int64, groups []int32, lens []uint32) {
+	keys = make([]int64, 0, n)
+	groups = make([]int32, 0, n)
+	lens = make([]uint32, 0, int(n)*NumFields)
+	for r, k := range x.keys {
+		if remap[r] != 0 {
+			keys = append(keys, k)
+			groups = append(groups, x.groups[r])
+			lens = append(lens, x.lens[r*NumFields:(r+1)*NumFields]...)
+		}
+	}
+	return keys, groups, lens
+}
+
+// renumberForward returns the forward lists of the rows remap keeps, with
+// their term ids renumbered by idMap (old id -> new id + 1, 0 for a
+// dropped term), and their offsets.
+func (x *Index) renumberForward(remap, idMap []uint32, n uint32) ([]byte, []int) {
 	var fwd []byte
 	fwdOff := make([]int, 1, n+1)
 	var ids []uint32
@@ -405,16 +428,7 @@ func (x *Index) Compact() {
 		}
 		fwdOff = append(fwdOff, len(fwd))
 	}
-	pos := make(map[int64]uint32, n)
-	for r, k := range keys {
-		pos[k] = uint32(r)
-	}
-	x.dict, x.terms, x.tfBig = dict, terms, tfBig
-	x.keys, x.groups, x.lens, x.fwd, x.fwdOff, x.pos = keys, groups, lens, fwd, fwdOff, pos
-	x.dead = make([]uint64, (n+63)/64)
-	x.nDead = 0
-	x.add = addScratch{}
-	x.raw = map[string]uint32{} // term ids changed
+	return fwd, fwdOff
 }
 
 // Trim releases the spare capacity of every growable array, which appends
