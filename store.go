@@ -51,7 +51,14 @@ type Store interface {
 
 	// Ping reports whether the store can serve (readiness).
 	Ping(ctx context.Context) error
-	Close() error
+	// Close releases the store; ctx bounds the wait for its background
+	// work. PostgreSQL waits for the connections in use to be released
+	// and returns ctx's error when ctx ends first; SQLite skips its index
+	// snapshot (a cache that speeds up the next open) when ctx has ended.
+	// Every closing role of the module takes a context (jobs.Queue too),
+	// so that one deadline bounds a shutdown. The store must not be used
+	// after.
+	Close(ctx context.Context) error
 }
 
 // DocumentStore is where documents are written and their life cycle and

@@ -468,8 +468,12 @@ func NewLimitedReader(r io.Reader, lim Limits) (*Reader, error) {
 // Manifest is the archive's manifest.
 func (r *Reader) Manifest() Manifest { return r.m }
 
-// Close releases the decompressor.
-func (r *Reader) Close() { r.closer() }
+// Close releases the decompressor. It returns nil: it is an io.Closer,
+// like Writer, so that the two close alike.
+func (r *Reader) Close() error {
+	r.closer()
+	return nil
+}
 
 // counter counts the bytes read through it.
 type counter struct {

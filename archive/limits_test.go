@@ -79,10 +79,10 @@ func manyRecords(n int) func(w io.Writer) {
 }
 
 // readCounting reads the archive until it ends or is refused and returns
-// the error, the bytes allocated meanwhile (an upper bound of how far the
-// heap grew) and how far the live heap grew at most, sampled after each
-// record with that record still held.
-func readCounting(tb testing.TB, b []byte) (err error, alloc, peak uint64) {
+// the bytes allocated meanwhile (an upper bound of how far the heap grew),
+// how far the live heap grew at most, sampled after each record with that
+// record still held, and the error.
+func readCounting(tb testing.TB, b []byte) (alloc, peak uint64, err error) {
 	tb.Helper()
 	runtime.GC()
 	var before, now runtime.MemStats
@@ -101,7 +101,7 @@ func readCounting(tb testing.TB, b []byte) (err error, alloc, peak uint64) {
 		r.Close()
 	}
 	runtime.ReadMemStats(&now)
-	return err, now.TotalAlloc - before.TotalAlloc, peak
+	return now.TotalAlloc - before.TotalAlloc, peak, err
 }
 
 // TestReaderBounds: an archive that decompresses to a record, a stream or
@@ -131,7 +131,7 @@ func TestReaderBounds(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := compress(t, tt.comp, tt.write)
-			err, alloc, peak := readCounting(t, b)
+			alloc, peak, err := readCounting(t, b)
 			t.Logf("%d KiB archive read with %.1f MB allocated, the live heap %.1f MB above where it was at most: %v",
 				len(b)>>10, float64(alloc)/1e6, float64(peak)/1e6, err)
 			if tt.many {

@@ -54,7 +54,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer store.Close()
+	defer store.Close(context.Background())
 	emb := embedder.NewLexical(retrievaltest.Dims)
 	if err := retrievaltest.Put(context.Background(), store, emb, retrievaltest.Vacation, retrievaltest.Refund); err != nil {
 		fmt.Println(err)

@@ -169,14 +169,51 @@ type DeliveryMapper interface {
 type Flavor struct {
 	Name   string
 	Scheme Scheme
-	// Settings, when set, returns a pointer to a new zero value of the
-	// flavour's own keys. They sit in the installation's webhook block
-	// beside the webhook kind's keys and are decoded with them (unknown
-	// keys refused); a key both declare is an error. Nil: the flavour has
-	// no keys.
-	Settings func() any
-	// New builds the mapper of one installation from its decoded settings
-	// (the value Settings returned, or nil for the defaults). Errors are
-	// EINVALID and name the key.
-	New func(installation string, settings any) (DeliveryMapper, error)
+	// keys returns a pointer to a new zero value of the flavour's own
+	// keys, nil when it has none; build makes the mapper from them.
+	// NewFlavor sets both, so that the keys build gets are always the
+	// type keys made.
+	keys  func() any
+	build func(installation string, keys any) (DeliveryMapper, error)
+}
+
+// NewFlavor makes the flavour name, signed with scheme, whose own keys
+// are the fields of the struct K: they sit in the installation's webhook
+// block beside the webhook kind's keys and are decoded with them (unknown
+// keys refused; a key both declare is an error). newMapper builds the
+// mapper of one installation from its keys, the zero K when the block
+// sets none; its errors are EINVALID and name the key. A flavour without
+// keys of its own takes K = struct{}.
+func NewFlavor[K any](name string, scheme Scheme, newMapper func(installation string, keys K) (DeliveryMapper, error)) Flavor {
+	f := Flavor{Name: name, Scheme: scheme}
+	if _, none := any(*new(K)).(struct{}); !none {
+		f.keys = func() any { return new(K) }
+	}
+	f.build = func(installation string, keys any) (DeliveryMapper, error) {
+		var k K
+		if p, ok := keys.(*K); ok && p != nil {
+			k = *p
+		}
+		return newMapper(installation, k)
+	}
+	return f
+}
+
+// NewKeys returns a pointer to a new zero value of the flavour's own keys
+// for the webhook kind to decode into, or nil when it has none.
+func (f Flavor) NewKeys() any {
+	if f.keys == nil {
+		return nil
+	}
+	return f.keys()
+}
+
+// Mapper builds the mapper of one installation from keys, the value
+// NewKeys made once decoded (nil for the defaults). Returns EINVALID for
+// a flavour not made by NewFlavor.
+func (f Flavor) Mapper(installation string, keys any) (DeliveryMapper, error) {
+	if f.build == nil {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "webhook flavour %q has no constructor", f.Name)
+	}
+	return f.build(installation, keys)
 }

@@ -105,7 +105,7 @@ func (r *Registry) add(k Kind) error {
 		switch _, dup := r.flavors[f.Name]; {
 		case f.Name == "":
 			return fmt.Errorf("connectors: kind %q: a webhook flavour without a name", k.Name)
-		case f.New == nil:
+		case f.build == nil:
 			return fmt.Errorf("connectors: kind %q: webhook flavour %q has no constructor", k.Name, f.Name)
 		case !f.Scheme.Known():
 			return fmt.Errorf("connectors: kind %q: webhook flavour %q: scheme %q is not one this build verifies", k.Name, f.Name, f.Scheme)

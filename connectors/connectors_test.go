@@ -30,7 +30,7 @@ func kind(name string, flavors ...connectors.Flavor) connectors.Kind {
 }
 
 func flavor(name string, scheme connectors.Scheme) connectors.Flavor {
-	return connectors.Flavor{Name: name, Scheme: scheme, New: func(string, any) (connectors.DeliveryMapper, error) { return nopMapper{}, nil }}
+	return connectors.NewFlavor(name, scheme, func(string, struct{}) (connectors.DeliveryMapper, error) { return nopMapper{}, nil })
 }
 
 // TestNewRegistryRefusesFlavors: a flavour without a name, a constructor
@@ -107,5 +107,35 @@ func TestBuildChecksAbilities(t *testing.T) {
 				t.Errorf("Build = %v, want an error naming the installation and %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNewFlavorHandsTypedKeys: a flavour made by NewFlavor makes its own
+// keys for the decoder and gets them back typed, the zero value when the
+// block had none; a flavour without keys makes none.
+func TestNewFlavorHandsTypedKeys(t *testing.T) {
+	type keys struct{ Paths []string }
+	var got []keys
+	f := connectors.NewFlavor("typed", connectors.SchemeHubSignature, func(_ string, k keys) (connectors.DeliveryMapper, error) {
+		got = append(got, k)
+		return nopMapper{}, nil
+	})
+	decoded, ok := f.NewKeys().(*keys)
+	if !ok {
+		t.Fatalf("NewKeys = %T, want *keys", f.NewKeys())
+	}
+	decoded.Paths = []string{"docs/**"}
+	if _, err := f.Mapper("i", decoded); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Mapper("i", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0].Paths) != 1 || got[0].Paths[0] != "docs/**" || got[1].Paths != nil {
+		t.Fatalf("mapper got %+v, want the decoded keys, then the zero keys", got)
+	}
+	none := connectors.NewFlavor("plain", connectors.SchemeHubSignature, func(string, struct{}) (connectors.DeliveryMapper, error) { return nopMapper{}, nil })
+	if k := none.NewKeys(); k != nil {
+		t.Fatalf("a flavour without keys made %T", k)
 	}
 }

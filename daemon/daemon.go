@@ -60,8 +60,13 @@ type Options struct {
 	Store ingestd.Store
 	// Maintainer is the store's upkeep when it has any; nil when not.
 	Maintainer Maintainer
-	// Embedder is wrapped in the embedding cache over Store.
+	// Embedder embeds chunks and queries.
 	Embedder ingestd.Embedder
+	// CacheEmbeddings keeps Embedder's vectors in Store's embedding cache
+	// and reads them back before calling it again: for an embedder that
+	// costs more to run than to read back (a remote API). The lexical
+	// embedder computes locally and is cheaper to run than to cache.
+	CacheEmbeddings bool
 	// Installations in configuration order.
 	Installations []Installation
 	// Keys is the deployment's erasure key.
@@ -108,7 +113,7 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 	}
 	defer func() {
 		if err != nil {
-			o.Store.Close()
+			o.Store.Close(context.Background())
 		}
 	}()
 	log := o.Logger
@@ -121,7 +126,11 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 		d.order = append(d.order, inst.ID)
 	}
 	d.gate = &erasure.Gate{Keys: d.keys, Store: d.store}
-	d.embedder = embedder.NewCached(o.Embedder, d.store)
+	var cache embedder.Cache // nil: every call goes to the embedder
+	if o.CacheEmbeddings {
+		cache = d.store
+	}
+	d.embedder = embedder.NewCached(o.Embedder, cache)
 	d.pipe, err = pipeline.New(pipeline.Options{
 		Store:    d.store,
 		Embedder: d.embedder,
@@ -151,11 +160,10 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 	return d, nil
 }
 
-// Close closes the store. The context bounds nothing the store's Close
-// waits for today; it is there so every background component closes
-// alike.
+// Close closes the store within ctx (a Postgres pool stops waiting for
+// connections in use when it ends).
 func (d *Daemon) Close(ctx context.Context) error {
-	return d.store.Close()
+	return d.store.Close(ctx)
 }
 
 // Store is the daemon's store.

@@ -139,7 +139,7 @@ func TestEmbedderFaultLosesAndDoublesNothing(t *testing.T) {
 	chunking := &chunker.Options{MaxTokens: 120, OverlapTokens: 10}
 
 	// What a healthy run stores: the chunk ids per document.
-	want := map[string][]string{}
+	var want map[string][]string
 	{
 		ref := sqlitetest.MustOpen(t)
 		p, err := pipeline.New(pipeline.Options{Store: ref, Embedder: embedder.NewLexical(dims), Chunking: chunking})

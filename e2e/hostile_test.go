@@ -56,7 +56,7 @@ func mustHostileEnv(tb testing.TB) *hostileEnv {
 	tb.Helper()
 	st := sqlitetest.MustOpen(tb)
 	emb := embedder.NewLexical(256)
-	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, st)})
+	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, nil)})
 	if err != nil {
 		tb.Fatal(err)
 	}

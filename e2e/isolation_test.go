@@ -20,7 +20,7 @@ func TestRetrievalIsolationByInstallation(t *testing.T) {
 	ctx := t.Context()
 	st := sqlitetest.MustOpen(t)
 	emb := embedder.NewLexical(128)
-	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, st)})
+	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,14 +36,12 @@ type Cached struct {
 	misses atomic.Int64
 }
 
-// local is implemented by embedders that compute a vector faster than a
-// cache round trip could return one (the lexical embedder: ~20 µs for
-// 2 KB against a database read and write). Cached passes their calls
-// through, counting them as misses; it is the remote embedders — a model
-// server, a paid API — whose vectors are worth keeping.
-type local interface{ computesLocally() }
-
-// NewCached wraps e with the cache c.
+// NewCached wraps e with the cache c. A nil c keeps nothing: every call
+// goes to e and counts as misses. That is the wiring for an embedder that
+// computes a vector faster than a cache round trip could return one (the
+// lexical embedder: ~20 µs for 2 KB against a database read and write);
+// it is the remote embedders — a model server, a paid API — whose vectors
+// are worth keeping. The caller says which, not the embedder.
 func NewCached(e ingestd.Embedder, c Cache) *Cached {
 	return &Cached{inner: e, cache: c}
 }
@@ -72,7 +70,7 @@ func (c *Cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if len(texts) == 0 {
 		return [][]float32{}, nil
 	}
-	if _, ok := c.inner.(local); ok {
+	if c.cache == nil {
 		c.misses.Add(int64(len(texts)))
 		return c.inner.Embed(ctx, texts)
 	}

@@ -210,26 +210,29 @@ func TestTextHash(t *testing.T) {
 	}
 }
 
-func TestCachedPassesLocalEmbedderThrough(t *testing.T) {
+// TestCachedWithoutCache: with no cache (a local embedder's wiring),
+// every call goes to the embedder and counts as embedded.
+func TestCachedWithoutCache(t *testing.T) {
 	ctx := context.Background()
-	c := newMemCache()
-	lex := embedder.NewLexical(64)
-	e := embedder.NewCached(lex, c)
+	inner := &countingEmbedder{Embedder: embedder.NewLexical(64)}
+	e := embedder.NewCached(inner, nil)
 	texts := []string{"refunds go back to the card", "deploys need a green run"}
-	got, err := e.Embed(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := lex.Embed(ctx, texts)
-	for i := range want {
-		if embedder.Cosine(got[i], want[i]) < 0.9999 {
-			t.Fatalf("vector %d differs from the lexical embedder's", i)
+	for range 2 {
+		got, err := e.Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := embedder.NewLexical(64).Embed(ctx, texts)
+		for i := range want {
+			if embedder.Cosine(got[i], want[i]) < 0.9999 {
+				t.Fatalf("vector %d differs from the lexical embedder's", i)
+			}
 		}
 	}
-	if n := len(c.vecs); n != 0 {
-		t.Fatalf("cache holds %d vectors of a local embedder, want none", n)
+	if got, want := len(inner.calls), 2; got != want {
+		t.Fatalf("embedder called %d times, want %d", got, want)
 	}
-	if _, misses := e.Stats(); misses != 2 {
-		t.Fatalf("misses = %d, want 2 (counted as embedded)", misses)
+	if hits, misses := e.Stats(); hits != 0 || misses != 4 {
+		t.Fatalf("Stats() = %d, %d; want 0, 4 (counted as embedded)", hits, misses)
 	}
 }

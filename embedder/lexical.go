@@ -97,9 +97,6 @@ type Lexical struct {
 	warm atomic.Pointer[lexScratch]
 }
 
-// computesLocally marks Lexical as cheaper to run than to cache.
-func (*Lexical) computesLocally() {}
-
 // NewLexical returns a lexical embedder making vectors of length dims, or
 // DefaultLexicalDims when dims <= 0.
 func NewLexical(dims int) *Lexical {

@@ -3,10 +3,10 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -22,7 +22,7 @@ import (
 func benchDocs(b *testing.B, n int) []ingestd.Item {
 	b.Helper()
 	var text strings.Builder
-	_ = filepath.WalkDir(runtime.GOROOT(), func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(build.Default.GOROOT, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") || text.Len() > 4<<20 {
 			return nil
 		}
@@ -63,7 +63,7 @@ func openBenchStore(b *testing.B) *sqlite.Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { st.Close() })
+	b.Cleanup(func() { st.Close(context.Background()) })
 	return st
 }
 
@@ -78,7 +78,7 @@ func BenchmarkIngest10k(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		st := openBenchStore(b)
-		p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(384), st)})
+		p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(384), nil)})
 		if err != nil {
 			b.Fatal(err)
 		}

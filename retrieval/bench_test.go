@@ -98,7 +98,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	benchStores.Range(func(_, v any) bool {
 		if s := v.(*benchStore).s; s != nil {
-			s.Close()
+			s.Close(context.Background())
 		}
 		return true
 	})

@@ -102,7 +102,7 @@ func Open(ctx context.Context, o Options) (*Bench, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	st := b.store
-	b.closers = append(b.closers, func() { st.Close() })
+	b.closers = append(b.closers, func() { st.Close(context.Background()) })
 	b.embedder = embedder.NewCached(embedder.NewLexical(0), b.store)
 	pipe, err := pipeline.New(pipeline.Options{Store: b.store, Embedder: b.embedder, Logger: log})
 	if err != nil {

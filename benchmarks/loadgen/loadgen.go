@@ -220,7 +220,7 @@ func grpcCall(hc *http.Client, o Options) func(context.Context, string) error {
 			return err
 		}
 		if resp.Verdict == nil {
-			return fmt.Errorf("Retrieve: answer without a verdict")
+			return fmt.Errorf("retrieve: answer without a verdict")
 		}
 		return nil
 	}

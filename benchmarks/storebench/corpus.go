@@ -301,20 +301,20 @@ func Build(ctx context.Context, dir string, chunks int, o BuildOptions) (Corpus,
 		return c, err
 	}
 	if err := syn.Put(ctx, s, 0, c.Docs, o.Progress); err != nil {
-		s.Close()
+		s.Close(context.Background())
 		return c, err
 	}
 	// Load the search indexes and optimize, as a serve that took these
 	// writes would have: the file is left with a current index snapshot.
 	if err := s.Warm(ctx); err != nil {
-		s.Close()
+		s.Close(context.Background())
 		return c, err
 	}
 	if err := s.Optimize(ctx); err != nil {
-		s.Close()
+		s.Close(context.Background())
 		return c, err
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		return c, err
 	}
 	if err := private.WriteFile(c.Config, []byte(configYAML(o.Listen))); err != nil {

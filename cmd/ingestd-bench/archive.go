@@ -90,13 +90,13 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 	}
 	lex := embedder.NewLexical(*dims)
 	benchApp := func(driver string, s ingestd.Store, optimize func(context.Context) error) *deployment {
-		return &deployment{driver: driver, dims: *dims, store: s, optimize: optimize, embedder: embedder.NewCached(lex, s), keys: keys}
+		return &deployment{driver: driver, dims: *dims, store: s, optimize: optimize, embedder: embedder.NewCached(lex, nil), keys: keys}
 	}
 	src, err := sqlite.Open(ctx, filepath.Join(dir, "src.db"), &sqlite.Options{FenceCheck: firewall.Check})
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer src.Close(context.Background())
 	fmt.Fprintf(e.stderr, "bench archive: writing %d documents of %d chunks\n", *docs, *per)
 	put, err := fillArchiveBench(ctx, src, lex, "bench", *docs, *per)
 	if err != nil {
@@ -174,7 +174,7 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer dst.Close()
+	defer dst.Close(context.Background())
 	if err := timed("import sqlite", func() error {
 		return importArchive(ctx, benchApp("sqlite", dst, dst.Optimize), open)
 	}); err != nil {
@@ -185,7 +185,7 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		defer pg.Close()
+		defer pg.Close(context.Background())
 		a := benchApp("postgres", pg, nil)
 		if err := timed("import postgres", func() error {
 			return importArchive(ctx, a, open)

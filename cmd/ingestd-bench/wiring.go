@@ -74,7 +74,7 @@ func openCorpusRetriever(ctx context.Context, e *env, c storebench.Corpus) (inge
 		return nil, nil, err
 	}
 	fail := func(err error) (ingestd.Retriever, func(), error) {
-		s.Close()
+		s.Close(context.Background())
 		return nil, nil, err
 	}
 	if err := s.PutInstallations(ctx, insts); err != nil {
@@ -82,7 +82,7 @@ func openCorpusRetriever(ctx context.Context, e *env, c storebench.Corpus) (inge
 	}
 	svc, err := retrieval.New(retrieval.Options{
 		Store:         s,
-		Embedder:      embedder.NewCached(embedder.NewLexical(storebench.Dims), s),
+		Embedder:      embedder.NewCached(embedder.NewLexical(storebench.Dims), nil),
 		Installations: insts,
 		Logger:        log,
 	})
@@ -92,7 +92,7 @@ func openCorpusRetriever(ctx context.Context, e *env, c storebench.Corpus) (inge
 	if err := s.Warm(ctx); err != nil {
 		return fail(err)
 	}
-	return svc, func() { s.Close() }, nil
+	return svc, func() { s.Close(context.Background()) }, nil
 }
 
 // deployment is what export and import read of cmd/ingestd's app.

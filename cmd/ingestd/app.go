@@ -148,12 +148,12 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 	}
 	keys, err := a.erasureKeys(e)
 	if err != nil {
-		store.Close()
+		store.Close(context.Background())
 		return daemon.Options{}, err
 	}
 	inner, err := newEmbedder(cfg, e)
 	if err != nil {
-		store.Close()
+		store.Close(context.Background())
 		return daemon.Options{}, err
 	}
 	schema := sqlite.SchemaVersion()
@@ -161,14 +161,16 @@ func (a *app) options(ctx context.Context, e *env, insts []daemon.Installation) 
 		schema = postgres.SchemaVersion()
 	}
 	return daemon.Options{
-		Store:         store,
-		Maintainer:    maint,
-		Embedder:      inner,
-		Installations: insts,
-		Keys:          keys,
-		Chunking:      &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
-		FirewallMode:  cfg.Firewall.Mode,
-		Health:        health.Options{Keep: cfg.Health.KeepPasses, FailedPasses: cfg.Health.FailedPasses, StaleIntervals: cfg.Health.StaleIntervals},
+		Store:      store,
+		Maintainer: maint,
+		Embedder:   inner,
+		// Only a remote embedder is worth caching.
+		CacheEmbeddings: cfg.Embedder.Kind == "openai",
+		Installations:   insts,
+		Keys:            keys,
+		Chunking:        &chunker.Options{MaxTokens: cfg.Chunking.MaxTokens, OverlapTokens: cfg.Chunking.OverlapTokens},
+		FirewallMode:    cfg.Firewall.Mode,
+		Health:          health.Options{Keep: cfg.Health.KeepPasses, FailedPasses: cfg.Health.FailedPasses, StaleIntervals: cfg.Health.StaleIntervals},
 		Archive: daemon.ArchiveInfo{Ingestd: versionString(), Dims: cfg.Embedder.Dims,
 			Store: archive.StoreInfo{Driver: cfg.Store.Driver, SchemaVersion: schema}},
 		Logger: a.log,

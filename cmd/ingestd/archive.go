@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -95,7 +94,7 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 			os.Remove(f.Name())
 			return err
 		}
-		if err := placeNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
+		if err := private.PlaceNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
 			os.Remove(f.Name())
 			return err
 		}
@@ -314,23 +313,4 @@ func restoreSQLite(ctx context.Context, e *env, cfg *Config, src string, force b
 	}
 	info, err = sqlite.Restore(ctx, src, dst, sqlite.RestoreOptions{Refence: daemon.Refencer(insts), FenceCheck: firewall.Check})
 	return info, dst, err
-}
-
-// placeNew moves the file tmp to path unless path exists: then it returns
-// an error that is os.ErrExist and tmp stays. It links tmp to path, which
-// fails if path appeared since anyone checked, and removes tmp; on a file
-// system without hard links it renames after checking that path is
-// absent.
-func placeNew(tmp, path string) error {
-	err := os.Link(tmp, path)
-	if err == nil {
-		return os.Remove(tmp)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if _, serr := os.Lstat(path); serr == nil {
-		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
-	}
-	return os.Rename(tmp, path)
 }

@@ -607,14 +607,15 @@ func strictDecode(path string, n *yaml.Node, v any, where string) error {
 		return err
 	}
 	if err := n.Decode(v); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			msg := te.Errors[0]
-			line := n.Line
-			var l int
-			if _, scanErr := fmt.Sscanf(msg, "line %d:", &l); scanErr == nil {
-				line = l
-				msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		var le *yaml.LoadErrors
+		if errors.As(err, &le) && len(le.Errors) > 0 {
+			first := le.Errors[0]
+			line, msg := n.Line, first.Message
+			if first.Mark.Line > 0 {
+				line = first.Mark.Line
+			}
+			if first.ContextMsg != "" {
+				msg = first.ContextMsg + ": " + msg
 			}
 			return &configError{path: path, line: line, msg: prefix(where) + msg}
 		}

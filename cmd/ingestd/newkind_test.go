@@ -42,13 +42,10 @@ func (k *tick) kind() connectors.Kind {
 		New: func(inst ingestd.Installation, _ connectors.Settings) (connectors.Connector, error) {
 			return connectors.Connector{Source: tickSource{k}, Watcher: tickWatcher{k}}, nil
 		},
-		Flavors: []connectors.Flavor{{
-			Name:   "tick",
-			Scheme: connectors.SchemeStandardWebhooks,
-			New: func(installation string, _ any) (connectors.DeliveryMapper, error) {
+		Flavors: []connectors.Flavor{connectors.NewFlavor("tick", connectors.SchemeStandardWebhooks,
+			func(installation string, _ struct{}) (connectors.DeliveryMapper, error) {
 				return tickMapper{installation}, nil
-			},
-		}},
+			})},
 	}
 }
 

@@ -189,7 +189,8 @@ type Delivery struct {
 
 // FlavorCase is what a flavour conformance run delivers.
 type FlavorCase struct {
-	// Settings are the flavour's decoded keys; nil for their defaults.
+	// Settings are the flavour's decoded keys, of the type its NewKeys
+	// makes; nil for their defaults.
 	Settings any
 	// Deliveries each map to at least one job.
 	Deliveries []Delivery

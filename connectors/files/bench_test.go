@@ -104,7 +104,7 @@ func BenchmarkSyncPDFs(b *testing.B) {
 		}
 		extractTime += time.Since(start)
 		b.StopTimer()
-		st.Close()
+		st.Close(context.Background())
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(pages)/syncTime.Seconds(), "pages/s")

@@ -65,19 +65,6 @@ type readOptions struct {
 	authservID     string  // the boundary whose verification an .eml reports (mail.SenderFacts)
 }
 
-// withDefaults fills the zero caps with their defaults.
-func (o readOptions) withDefaults() (readOptions, error) {
-	if o.maxFileBytes <= 0 {
-		o.maxFileBytes = DefaultMaxFileBytes
-	}
-	if o.maxAttachments <= 0 {
-		o.maxAttachments = mail.DefaultMaxAttachments
-	}
-	var err error
-	o.extract, err = o.extract.Check("files.extract")
-	return o, err
-}
-
 // readItems reads the file rel through t as its items; att holds what
 // became of an .eml's attachments: the ids past maxAttachments and the
 // documents that could not be read. o.threads links an .eml to the

@@ -302,15 +302,3 @@ func readSmall(resp *http.Response) string {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	return strings.TrimSpace(string(b))
 }
-
-// sleepCtx is the default sleep: d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/internal/clock"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -219,7 +220,7 @@ func NewSource(installation string, cfg Config, o Options) (*Source, error) {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleepCtx
+		o.Sleep = clock.Sleep
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -19,12 +19,7 @@ import (
 // the items a sync of the same objects produces. An installation of the
 // webhook kind takes it with flavor: github (the default) and may set the
 // keys of HookConfig in its webhook block.
-var WebhookFlavor = connectors.Flavor{
-	Name:     "github",
-	Scheme:   connectors.SchemeHubSignature,
-	Settings: func() any { return new(HookConfig) },
-	New:      newHookMapper,
-}
+var WebhookFlavor = connectors.NewFlavor("github", connectors.SchemeHubSignature, newHookMapper)
 
 // HookConfig is the github flavour's keys of a webhook block.
 type HookConfig struct {
@@ -45,11 +40,7 @@ type hookMapper struct {
 
 var _ connectors.DeliveryMapper = (*hookMapper)(nil)
 
-func newHookMapper(installation string, settings any) (connectors.DeliveryMapper, error) {
-	var cfg HookConfig
-	if c, ok := settings.(*HookConfig); ok && c != nil {
-		cfg = *c
-	}
+func newHookMapper(installation string, cfg HookConfig) (connectors.DeliveryMapper, error) {
 	if len(cfg.DocsPaths) == 0 {
 		cfg.DocsPaths = append([]string(nil), DefaultDocsPaths...)
 	}

@@ -75,7 +75,7 @@ func TestWebhookFlavorMaps(t *testing.T) {
 			if tt.settings != nil {
 				settings = tt.settings
 			}
-			m, err := github.WebhookFlavor.New("hooks", settings)
+			m, err := github.WebhookFlavor.Mapper("hooks", settings)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestWebhookFlavorMaps(t *testing.T) {
 }
 
 func TestWebhookFlavorSettings(t *testing.T) {
-	if _, err := github.WebhookFlavor.New("hooks", &github.HookConfig{DocsPaths: []string{"docs/**", "{a"}}); ingestd.ErrorCode(err) != ingestd.EINVALID {
+	if _, err := github.WebhookFlavor.Mapper("hooks", &github.HookConfig{DocsPaths: []string{"docs/**", "{a"}}); ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Errorf("invalid docs_paths glob: err = %v, want EINVALID", err)
 	}
 }

@@ -92,7 +92,7 @@ func TestWebhookItemMatchesSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := WebhookFlavor.New("gh", nil)
+	m, err := WebhookFlavor.Mapper("gh", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors/internal/mail"
+	"github.com/ingestd/ingestd/internal/clock"
 )
 
 // Sync runs one pass over the matching mailboxes, one connection, in
@@ -218,17 +219,7 @@ func (r *run) lose(ctx context.Context, err error) error {
 	}
 	d := r.s.backoff(r.lost)
 	r.s.log.Warn("imap: connection failed; reconnecting", "installation", r.s.installation, "attempt", r.lost, "backoff", d, "err", err)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return clock.Sleep(ctx, d)
 }
 
 // plan loads the mailbox's cursor and asks the server what changed. The

@@ -7,6 +7,8 @@ import (
 
 	imap "github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/ingestd/ingestd/internal/clock"
 )
 
 // PollInterval is how often Watch asks a server without IDLE (NOOP) for
@@ -60,12 +62,8 @@ func (s *Source) Watch(ctx context.Context, notify func()) error {
 		failures++
 		d := s.backoff(min(failures, 8))
 		s.log.Warn("imap: watch connection lost; reconnecting", "installation", s.installation, "backoff", d, "err", err)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if clock.Sleep(ctx, d) != nil {
 			return nil
-		case <-t.C:
 		}
 	}
 }

@@ -31,7 +31,7 @@ func (m installations) Installation(id string) (ingestd.Installation, ingestd.So
 func TestDeliveriesToRetrieval(t *testing.T) {
 	st := sqlitetest.MustOpen(t)
 	emb := embedder.NewLexical(64)
-	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, st)})
+	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(emb, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func FuzzDecodePayload(f *testing.F) {
 	}
 	f.Add("pull_request", []byte(`{"pull_request":null,"repository":{"full_name":"a/b"}}`))
 	f.Add("standard", []byte(`{"id":1,"title":"t","deleted":"yes"}`))
-	ghm, err := github.WebhookFlavor.New("x", nil)
+	ghm, err := github.WebhookFlavor.Mapper("x", nil)
 	if err != nil {
 		f.Fatal(err)
 	}

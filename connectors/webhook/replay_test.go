@@ -119,7 +119,7 @@ type chain struct {
 func mustChain(tb testing.TB, eps map[string]webhook.Endpoint) *chain {
 	tb.Helper()
 	st := sqlitetest.MustOpen(tb)
-	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(64), st)})
+	p, err := pipeline.New(pipeline.Options{Store: st, Embedder: embedder.NewCached(embedder.NewLexical(64), nil)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,18 +16,10 @@ import (
 // Standard is the "standard" webhook flavour: Standard Webhooks
 // signatures, and a JSON document mapped to one item by the JSON pointers
 // of StandardConfig.Fields.
-var Standard = connectors.Flavor{
-	Name:     FlavorStandard,
-	Scheme:   connectors.SchemeStandardWebhooks,
-	Settings: func() any { return new(StandardConfig) },
-	New: func(installation string, settings any) (connectors.DeliveryMapper, error) {
-		var cfg StandardConfig
-		if c, ok := settings.(*StandardConfig); ok && c != nil {
-			cfg = *c
-		}
+var Standard = connectors.NewFlavor(FlavorStandard, connectors.SchemeStandardWebhooks,
+	func(installation string, cfg StandardConfig) (connectors.DeliveryMapper, error) {
 		return NewStandardMapper(installation, cfg)
-	},
-}
+	})
 
 // StandardConfig is the standard flavour's keys of a webhook block.
 type StandardConfig struct {

@@ -63,7 +63,7 @@ const DefaultTolerance = 5 * time.Minute
 const DefaultReplayWindow = 72 * time.Hour
 
 // Config is the webhook kind's keys of a `webhook:` block. The block also
-// holds its flavour's keys (connectors.Flavor.Settings): the standard
+// holds its flavour's keys (connectors.Flavor.NewKeys): the standard
 // flavour's are StandardConfig, the github flavour's github.HookConfig.
 type Config struct {
 	// Flavor names the flavour: "github" (default), "standard", or one
@@ -116,12 +116,13 @@ func splitList(s string) []string {
 type Endpoint = connectors.Intake
 
 // NewEndpoint builds the endpoint of an installation taking deliveries of
-// the flavour f: the mapper from settings (the flavour's decoded keys, nil
-// for their defaults), the secrets (values, not variable names) as the
+// the flavour f: the mapper from settings (the flavour's keys as
+// f.NewKeys made and the decoder filled them, nil for their defaults;
+// f.Mapper hands them on typed), the secrets (values, not variable names) as the
 // flavour's scheme reads them, and cfg's windows. cfg.Flavor is not read:
 // f is the flavour. Errors are EINVALID and never echo a secret.
 func NewEndpoint(installation string, f connectors.Flavor, settings any, cfg Config, secrets []string) (Endpoint, error) {
-	if !f.Scheme.Known() || f.New == nil {
+	if !f.Scheme.Known() {
 		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook flavour %q: scheme %q is not one this build verifies", f.Name, f.Scheme)
 	}
 	ep := Endpoint{Scheme: f.Scheme, Tolerance: cfg.Tolerance, ReplayWindow: cfg.ReplayWindow}
@@ -155,7 +156,7 @@ func NewEndpoint(installation string, f connectors.Flavor, settings any, cfg Con
 	case ep.ReplayWindow < 0:
 		return Endpoint{}, ingestd.Errorf(ingestd.EINVALID, "webhook.replay_window must not be negative")
 	}
-	m, err := f.New(installation, settings)
+	m, err := f.Mapper(installation, settings)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -252,7 +253,8 @@ func decode(s connectors.Settings) (Config, connectors.Flavor, any, error) {
 	if s.Decode == nil {
 		return Config{}, f, nil, nil
 	}
-	if f.Settings == nil {
+	settings := f.NewKeys()
+	if settings == nil {
 		var cfg Config
 		if err := s.Decode(&cfg); err != nil {
 			return Config{}, connectors.Flavor{}, nil, fmt.Errorf("decode webhook settings: %w", err)
@@ -260,7 +262,6 @@ func decode(s connectors.Settings) (Config, connectors.Flavor, any, error) {
 		return cfg, f, nil, nil
 	}
 	// One struct with both key sets inline: {Config; <flavour settings>}.
-	settings := f.Settings()
 	both := reflect.New(reflect.StructOf([]reflect.StructField{
 		{Name: "Kind", Type: reflect.TypeFor[Config](), Tag: `yaml:",inline"`},
 		{Name: "Flavor", Type: reflect.TypeOf(settings).Elem(), Tag: `yaml:",inline"`},

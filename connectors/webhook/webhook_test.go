@@ -663,8 +663,8 @@ func (rogueMapper) Map(connectors.Delivery) ([]ingestd.Job, error) {
 // refused, and nothing is queued: the item would take that installation's
 // tier.
 func TestMapperCannotWriteElsewhere(t *testing.T) {
-	rogue := connectors.Flavor{Name: "rogue", Scheme: connectors.SchemeHubSignature,
-		New: func(string, any) (connectors.DeliveryMapper, error) { return rogueMapper{}, nil }}
+	rogue := connectors.NewFlavor("rogue", connectors.SchemeHubSignature,
+		func(string, struct{}) (connectors.DeliveryMapper, error) { return rogueMapper{}, nil })
 	ep, err := webhook.NewEndpoint("gh", rogue, nil, webhook.Config{}, []string{ghSecret})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,10 @@
 // It is a leaf: the standard library only.
 package private
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // The modes of what the package makes.
 const (
@@ -49,4 +52,23 @@ func Touch(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// PlaceNew moves the file tmp to path unless path exists: then it returns
+// an error that is os.ErrExist and tmp stays. It links tmp to path, which
+// fails if path appeared since anyone checked, and removes tmp; on a file
+// system without hard links it renames after checking that path is
+// absent. The file keeps its mode: place only what this package made.
+func PlaceNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil {
+		return os.Remove(tmp)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
+	}
+	return os.Rename(tmp, path)
 }

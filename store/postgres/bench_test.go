@@ -253,7 +253,7 @@ func loadCorpus(b *testing.B, dbURL string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.Close()
+	s.Close(context.Background())
 	c := mustConnectVec(b, dbURL)
 	for _, q := range []string{"DROP INDEX chunks_embedding", "DROP INDEX chunks_search"} {
 		if _, err := c.Exec(ctx(), q); err != nil {

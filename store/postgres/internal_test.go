@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -44,7 +45,7 @@ func mustOpen(t *testing.T, o *Options) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { s.Close(context.Background()) })
 	return s
 }
 
@@ -85,8 +86,8 @@ func TestMigrationsNumbered(t *testing.T) {
 		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
 	}
 	for _, m := range ms {
-		if m.sql == "" {
-			t.Fatalf("migration %s is empty", m.name)
+		if m.SQL == "" {
+			t.Fatalf("migration %s is empty", m.Name)
 		}
 	}
 }
@@ -116,7 +117,7 @@ func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
 	s.hnsw = HNSW{M: 12, EfConstruction: 48} // as if reopened with other options
 
 	var reader pgx.Tx
-	testHookBeforeSwap = func() {
+	s.beforeSwap = func() {
 		var err error
 		if reader, err = s.pool.Begin(ctx); err == nil {
 			_, err = reader.Exec(ctx, "SELECT count(*) FROM chunks")
@@ -128,7 +129,6 @@ func TestRebuildVectorIndexNeverStallsQueries(t *testing.T) {
 	var rebuildErr error
 	done := make(chan struct{})
 	t.Cleanup(func() {
-		testHookBeforeSwap = func() {}
 		if reader != nil {
 			reader.Rollback(ctx) // lets a stuck rebuild finish before the store closes
 		}
@@ -248,5 +248,25 @@ func TestChunkRowsStayWhole(t *testing.T) {
 	}
 	if toast != 0 {
 		t.Fatalf("rows of %d bytes: %d bytes went to the TOAST table", row, toast)
+	}
+}
+
+// TestCloseBoundedByContext: Close waits for a connection in use no longer
+// than its context, and the pool still closes once it is released.
+func TestCloseBoundedByContext(t *testing.T) {
+	s := mustOpen(t, &Options{Dims: 4})
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Close(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close with a connection in use and an ended context = %v, want context.Canceled", err)
+	}
+	conn.Release()
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close after the release = %v", err)
 	}
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
-	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/internal/migration"
 )
 
 // migrationFiles are the schema's versions: migrations/NNNN_name.sql, applied
@@ -22,34 +20,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order. It panics on
 // a misnamed or missing file: that is a build mistake, caught by any test.
-func migrations() []migration {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for i, name := range names { // fs.Glob sorts
-		base := path.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil || v != i+1 {
-			panic(fmt.Sprintf("postgres migration %s: want version %d", base, i+1))
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	return out
-}
+func migrations() []migration.File { return migration.MustLoad(migrationFiles, "migrations") }
 
 // SchemaVersion is the newest schema version this build knows. Open refuses
 // a database whose recorded version is higher.
@@ -104,12 +77,12 @@ func migrate(ctx context.Context, c *pgx.Conn, dims int, graph HNSW, where strin
 			return ingestd.Errorf(ingestd.EINVALID, "database %s has schema version %d; this build knows up to %d: run a newer ingestd", where, version, latest)
 		}
 		for _, m := range all[version:] {
-			sql := strings.ReplaceAll(m.sql, "{{dims}}", strconv.Itoa(dims))
+			sql := strings.ReplaceAll(m.SQL, "{{dims}}", strconv.Itoa(dims))
 			if _, err := tx.Exec(ctx, sql); err != nil {
-				return classify("apply migration "+m.name+" to "+where, err)
+				return classify("apply migration "+m.Name+" to "+where, err)
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", m.version); err != nil {
-				return classify("record migration "+m.name, err)
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", m.Version); err != nil {
+				return classify("record migration "+m.Name, err)
 			}
 		}
 		if err := checkSchema(ctx, tx, where); err != nil { // what the migrations' DDL left

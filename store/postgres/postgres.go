@@ -90,6 +90,9 @@ type Store struct {
 	log            *slog.Logger
 	url            string // without the password, for messages
 	fenceCheck     ingestd.FenceCheck
+	// beforeSwap, when set, runs in RebuildVectorIndex between the build
+	// and the swap (a test holds a reader there).
+	beforeSwap func()
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
@@ -186,10 +189,21 @@ func (s *Store) warnReshape(have HNSW) {
 	}
 }
 
-// Close closes the pool. The Store must not be used after.
-func (s *Store) Close() error {
-	s.pool.Close()
-	return nil
+// Close closes the pool: it waits for the connections in use to be
+// released, or for ctx to end (then it returns ctx's error and the pool
+// finishes closing on its own). The Store must not be used after.
+func (s *Store) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		s.pool.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Ping reports whether the database answers a query; EUNAVAILABLE when not.

@@ -58,7 +58,7 @@ func TestOpenRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := postgres.Open(ctx(), tt.url, tt.o)
 			if err == nil {
-				s.Close()
+				s.Close(context.Background())
 			}
 			if got := ingestd.ErrorCode(err); got != tt.want {
 				t.Fatalf("Open: %v (code %q), want code %q", err, got, tt.want)
@@ -80,7 +80,7 @@ func TestMigrations(t *testing.T) {
 			s, err := postgres.Open(ctx(), db, &postgres.Options{Dims: 16, MaxConns: 2})
 			if err == nil {
 				err = s.Migrate(ctx()) // idempotent
-				s.Close()
+				s.Close(context.Background())
 			}
 			errs[i] = err
 		})

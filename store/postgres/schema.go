@@ -40,7 +40,7 @@ func ourSQL() string {
 	b.WriteString(createVersionTable)
 	for _, m := range migrations() {
 		b.WriteString("\n")
-		b.WriteString(m.sql)
+		b.WriteString(m.SQL)
 	}
 	return b.String()
 }

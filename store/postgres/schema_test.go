@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestOpenRefusesForeignSQL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Close()
+			s.Close(context.Background())
 			c := mustConnect(t, db)
 			if _, err := c.Exec(ctx(), tt.sql); err != nil {
 				t.Fatalf("plant: %v", err)
@@ -52,11 +53,11 @@ func TestOpenRefusesForeignSQL(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Open: %v", err)
 				}
-				s.Close()
+				s.Close(context.Background())
 				return
 			}
 			if err == nil {
-				s.Close()
+				s.Close(context.Background())
 			}
 			if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "this build did not make") {
 				t.Fatalf("Open: %v, want EINVALID naming %s as what this build did not make", err, tt.want)

@@ -207,7 +207,9 @@ func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW,
 		c.Exec(context.WithoutCancel(ctx), "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_rebuild")
 		return HNSW{}, classify("build the new vector index", err)
 	}
-	testHookBeforeSwap()
+	if s.beforeSwap != nil {
+		s.beforeSwap()
+	}
 	// Renaming an index takes a lock that reads and writes do not wait
 	// for (SHARE UPDATE EXCLUSIVE), so the swap never stalls the store;
 	// the old index is then dropped concurrently.
@@ -230,9 +232,6 @@ func (s *Store) RebuildVectorIndex(ctx context.Context, o RebuildOptions) (HNSW,
 	}
 	return readHNSW(ctx, c)
 }
-
-// testHookBeforeSwap runs between the build and the swap; tests set it.
-var testHookBeforeSwap = func() {}
 
 // reportRebuild calls o.Progress every o.Every until stop is closed.
 func (s *Store) reportRebuild(ctx context.Context, pid uint32, o RebuildOptions, stop <-chan struct{}) {

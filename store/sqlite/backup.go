@@ -143,7 +143,7 @@ func Backup(ctx context.Context, path, out string) (FileInfo, error) {
 		os.Remove(tmp)
 		return info, fmt.Errorf("check the backup of %s: %w", path, err)
 	}
-	if err := placeNew(tmp, out); err != nil { // refuses an out that appeared meanwhile
+	if err := private.PlaceNew(tmp, out); err != nil { // refuses an out that appeared meanwhile
 		os.Remove(tmp)
 		if errors.Is(err, os.ErrExist) {
 			return info, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: a backup never overwrites a file", out)
@@ -200,7 +200,7 @@ func Restore(ctx context.Context, src, path string, o RestoreOptions) (FileInfo,
 	s, err := Open(ctx, tmp, &Options{FenceCheck: o.FenceCheck})
 	if err == nil {
 		err = s.refence(ctx, o.Refence)
-		if cerr := s.Close(); err == nil {
+		if cerr := s.Close(context.Background()); err == nil {
 			err = cerr
 		}
 	}
@@ -329,23 +329,4 @@ func syncDir(dir string) error {
 	defer d.Close()
 	_ = d.Sync() // not every file system syncs a directory
 	return nil
-}
-
-// placeNew moves the file tmp to path unless path exists: then it returns
-// an error that is os.ErrExist and tmp stays. It links tmp to path, which
-// fails if path appeared since anyone checked, and removes tmp; on a file
-// system without hard links it renames after checking that path is
-// absent.
-func placeNew(tmp, path string) error {
-	err := os.Link(tmp, path)
-	if err == nil {
-		return os.Remove(tmp)
-	}
-	if errors.Is(err, os.ErrExist) {
-		return err
-	}
-	if _, serr := os.Lstat(path); serr == nil {
-		return &os.LinkError{Op: "place", Old: tmp, New: path, Err: os.ErrExist}
-	}
-	return os.Rename(tmp, path)
 }

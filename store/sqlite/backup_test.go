@@ -34,7 +34,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	put := func(i int) error {
 		d := storetest.Doc("inst", fmt.Sprintf("doc-%04d.md", i), ingestd.TierTrustedInternal, fmt.Sprint(i))
 		_, err := s.PutDocument(context.Background(), d, storetest.Chunks(d, i%8, fmt.Sprintf("walrus number %d", i)), nil)
@@ -91,7 +91,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open the restored database: %v", err)
 	}
-	defer r.Close()
+	defer r.Close(context.Background())
 	refs, err := r.DocumentRefs(context.Background(), "inst")
 	if err != nil || len(refs) != info.Documents {
 		t.Fatalf("restored database holds %d documents (%v), its backup %d", len(refs), err, info.Documents)
@@ -136,7 +136,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	s.Close(context.Background())
 	out := filepath.Join(dir, "mine.txt")
 	if err := os.WriteFile(out, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)

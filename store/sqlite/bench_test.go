@@ -107,7 +107,7 @@ func BenchmarkSearchVector(b *testing.B) {
 	for _, n := range benchSizes {
 		f := mustFixture(b, n)
 		// The first search loads the index; time it apart.
-		f.s.vec.close()
+		f.s.vec.close(context.Background())
 		f.s.vec = newVectors(f.s, nil)
 		start := time.Now()
 		if err := f.s.Warm(ctx); err != nil {
@@ -274,7 +274,7 @@ func BenchmarkPutDocument(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	ctx := context.Background()
 	i := 0
 	for b.Loop() {
@@ -295,7 +295,7 @@ func BenchmarkInsertChunksDirect(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	i := 0
 	for b.Loop() {
 		d := docs[i%len(docs)]
@@ -349,7 +349,7 @@ func BenchmarkPutDocumentConcurrent(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
+			defer s.Close(context.Background())
 			s.putBatchMax = mode.batch
 			ctx := context.Background()
 			var next atomic.Int64

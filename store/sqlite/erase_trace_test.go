@@ -83,7 +83,7 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			if other.vec.loaded {
 				t.Fatal("the erasing store loaded its indexes")
 			}
-			other.Close()
+			other.Close(context.Background())
 		}},
 		{"while another process holds them and then closes", func(t *testing.T, s *Store, doc *ingestd.Document) {
 			// s took in a write since its snapshot: its Close saves one,
@@ -97,8 +97,8 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 			}
 			other := mustOpen(t, s.path)
 			mustErase(t, other, doc)
-			other.Close()
-			s.Close()
+			other.Close(context.Background())
+			s.Close(context.Background())
 		}},
 	}
 	for _, tt := range tests {
@@ -126,13 +126,13 @@ func TestEraseLeavesNoTrace(t *testing.T) {
 
 			// A process opening the file afterwards finds nothing either,
 			// and the snapshot it leaves holds nothing of it.
-			s.Close()
+			s.Close(context.Background())
 			next := mustOpen(t, path)
 			mustSearchNone(t, next)
 			if hits, err := next.SearchText(ctx, "alpha", ingestd.Filter{}, 100); err != nil || len(hits) < 30 {
 				t.Errorf("search for the other documents: %d hits, %v; want 30 or more", len(hits), err)
 			}
-			next.Close()
+			next.Close(context.Background())
 			if got := traces(t, path); len(got) > 0 {
 				t.Errorf("after the next process closed, the canary is in %v", got)
 			}

@@ -19,7 +19,7 @@ func mustOpen(tb testing.TB, path string) *Store {
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
 	}
-	tb.Cleanup(func() { s.Close() })
+	tb.Cleanup(func() { s.Close(context.Background()) })
 	return s
 }
 
@@ -29,7 +29,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if _, err := s.write.Exec("INSERT INTO schema_version (version) VALUES (?)", SchemaVersion()+1); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	s.Close(context.Background())
 	_, err := Open(context.Background(), path, nil)
 	if got := ingestd.ErrorCode(err); got != ingestd.EINVALID {
 		t.Fatalf("Open of a newer schema: %v (code %q), want EINVALID", err, got)
@@ -42,7 +42,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 
 func TestOpenTwiceKeepsVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
-	mustOpen(t, path).Close()
+	mustOpen(t, path).Close(context.Background())
 	s := mustOpen(t, path)
 	if got, want := versions(t, s.read), versionsUpTo(SchemaVersion()); !slices.Equal(got, want) {
 		t.Fatalf("schema_version rows %v, want %v", got, want)

@@ -4,13 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
 	"strings"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/internal/migration"
 )
 
 // migrationFiles are the schema's versions: migrations/NNNN_name.sql, applied
@@ -25,34 +22,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
 // migrations returns the embedded migrations in version order. It panics on
 // a misnamed or missing file: that is a build mistake, caught by any test.
-func migrations() []migration {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		panic(err)
-	}
-	var out []migration
-	for i, name := range names { // fs.Glob sorts
-		base := path.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil || v != i+1 {
-			panic(fmt.Sprintf("sqlite migration %s: want version %d", base, i+1))
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	return out
-}
+func migrations() []migration.File { return migration.MustLoad(migrationFiles, "migrations") }
 
 // SchemaVersion is the newest schema version this build knows. Open refuses
 // a database whose recorded version is higher.
@@ -112,11 +84,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	for _, m := range all[version:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return unavailable("apply migration "+m.name+" to %s", s.path, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return unavailable("apply migration "+m.Name+" to %s", s.path, err)
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (?)", m.version); err != nil {
-			return unavailable("record migration "+m.name+" in %s", s.path, err)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (?)", m.Version); err != nil {
+			return unavailable("record migration "+m.Name+" in %s", s.path, err)
 		}
 	}
 	if err := checkSchema(ctx, tx, s.path, true); err != nil { // rolls the migrations back

@@ -22,8 +22,8 @@ func TestMigrationsNumbered(t *testing.T) {
 		t.Fatalf("%d migrations, SchemaVersion %d", len(ms), SchemaVersion())
 	}
 	for _, m := range ms {
-		if strings.TrimSpace(m.sql) == "" {
-			t.Fatalf("migration %s is empty", m.name)
+		if strings.TrimSpace(m.SQL) == "" {
+			t.Fatalf("migration %s is empty", m.Name)
 		}
 	}
 }
@@ -97,7 +97,7 @@ func TestOpenMigratesOnce(t *testing.T) {
 		go func() {
 			s, err := Open(context.Background(), path, nil)
 			if err == nil {
-				err = s.Close()
+				err = s.Close(context.Background())
 			}
 			errs <- err
 		}()

@@ -50,7 +50,7 @@ func TestVectorPartsFollowStatus(t *testing.T) {
 			t.Fatal("the store loading the rows loaded a snapshot")
 		}
 		holdSnapshots(r.vec)
-		r.Close()
+		r.Close(context.Background())
 		os.Remove(path + ".index") // r's own
 		os.Rename(path+".index.aside", path+".index")
 		if got != want {

@@ -55,7 +55,7 @@ func TestFilesArePrivateWhateverTheUmask(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantMode(t, backup, 0o600)
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	wantMode(t, s.snapshotPath(), 0o600)

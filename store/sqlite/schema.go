@@ -94,8 +94,8 @@ var ourSchema = sync.OnceValues(func() (*builtSchema, error) {
 	}
 	var objs []schemaObject
 	for _, m := range migrations() {
-		if _, err := db.ExecContext(ctx, m.sql); err != nil {
-			return nil, fmt.Errorf("migration %s: %w", m.name, err)
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			return nil, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 		if objs, err = snapshot(); err != nil {
 			return nil, err

@@ -74,7 +74,7 @@ func mustStoreFile(tb testing.TB, path string) {
 	}
 	d := storetest.Doc("support", "m1", ingestd.TierUntrustedExternal, "m1")
 	storetest.MustPut(tb, s, d, storetest.Chunks(d, 0, "please wire the money"), nil)
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -174,8 +174,8 @@ func TestOpenAcceptsItsOwnSchema(t *testing.T) {
 	if _, err := s.write.Exec("ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
-	mustOpen(t, path).Close()
+	s.Close(context.Background())
+	mustOpen(t, path).Close(context.Background())
 	if _, err := Inspect(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestOpenAcceptsItsOwnSchema(t *testing.T) {
 		if _, err := Inspect(context.Background(), legacy); err != nil {
 			t.Fatalf("Inspect %s: %v", fixture, err)
 		}
-		mustOpen(t, legacy).Close()
-		mustOpen(t, legacy).Close()
+		mustOpen(t, legacy).Close(context.Background())
+		mustOpen(t, legacy).Close(context.Background())
 	}
 }
 

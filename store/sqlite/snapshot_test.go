@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func reference(t *testing.T, s0 *Store) string {
 	os.Rename(path+".index", path+".index.aside")
 	defer os.Rename(path+".index.aside", path+".index")
 	s := mustOpen(t, path)
-	defer s.Close()
+	defer s.Close(context.Background())
 	got := answers(t, s)
 	if s.vec.fromSnap {
 		t.Fatal("reference store loaded a snapshot")
@@ -81,7 +82,7 @@ func TestSnapshotLoad(t *testing.T) {
 	if s.vec.fromSnap {
 		t.Fatal("first load came from a snapshot")
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path + ".index"); err != nil {
@@ -100,7 +101,7 @@ func TestSnapshotLoad(t *testing.T) {
 
 	// Another process writes after the snapshot: the next load catches up.
 	holdSnapshots(s.vec) // keep the old snapshot
-	s.Close()
+	s.Close(context.Background())
 	w := mustOpen(t, path)
 	snapshotFixture(t, w, 60, 90)
 	if err := w.DeleteDocument(ctx, ingestd.DocumentID("a", "3.md")); err != nil {
@@ -111,7 +112,7 @@ func TestSnapshotLoad(t *testing.T) {
 	}
 	d := storetest.Doc("c", "5.md", "", "5b") // replaced chunks
 	storetest.MustPut(t, w, d, storetest.Chunks(d, 2, "alpha replaced"), nil)
-	w.Close()
+	w.Close(context.Background())
 	s = mustOpen(t, path)
 	got = answers(t, s)
 	if !s.vec.fromSnap {
@@ -120,11 +121,49 @@ func TestSnapshotLoad(t *testing.T) {
 	if want := reference(t, s); got != want {
 		t.Fatalf("from the caught-up snapshot:\n%s\nfrom the rows:\n%s", got, want)
 	}
-	s.Close()
+	s.Close(context.Background())
 }
 
 // A snapshot that does not fit the file is not used; the rows are loaded
 // and answer the same.
+// TestCloseWithEndedContextSkipsTheSnapshot: a Close whose context has
+// ended releases the store without writing the index snapshot (a cache
+// of the rows), and the next open loads from the rows.
+func TestCloseWithEndedContextSkipsTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db")
+	s := mustOpen(t, path)
+	snapshotFixture(t, s, 0, 40)
+	if err := s.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holdSnapshots(s.vec) // the first load's snapshot is written
+	if err := os.Remove(path + ".index"); err != nil {
+		t.Fatal(err)
+	}
+	s.vec.syncMu.Lock()
+	s.vec.snapPending = 1 // a snapshot is due at Close
+	s.vec.syncMu.Unlock()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.Close(ended); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".index"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("snapshot after a Close with an ended context: %v, want none", err)
+	}
+
+	s = mustOpen(t, path)
+	got := answers(t, s)
+	if s.vec.fromSnap {
+		t.Fatal("reopened store loaded a snapshot")
+	}
+	if want := reference(t, s); got != want {
+		t.Fatalf("after reopening:\n%s\nfrom the rows:\n%s", got, want)
+	}
+	s.Close(ctx)
+}
+
 func TestSnapshotRefused(t *testing.T) {
 	ctx := context.Background()
 	// setup returns a file with a snapshot written at 40 documents and
@@ -136,11 +175,11 @@ func TestSnapshotRefused(t *testing.T) {
 		if err := s.Warm(ctx); err != nil {
 			t.Fatal(err)
 		}
-		s.Close()
+		s.Close(context.Background())
 		s = mustOpen(t, path)
 		holdSnapshots(s.vec)
 		snapshotFixture(t, s, 40, 60)
-		s.Close()
+		s.Close(context.Background())
 		return path
 	}
 	tests := []struct {
@@ -164,7 +203,7 @@ func TestSnapshotRefused(t *testing.T) {
 			o := mustOpen(t, other)
 			snapshotFixture(t, o, 100, 160) // as many chunks, other documents
 			o.Warm(ctx)
-			o.Close()
+			o.Close(context.Background())
 			b, _ := os.ReadFile(other + ".index")
 			os.WriteFile(path+".index", b, 0o600)
 		}},
@@ -178,7 +217,7 @@ func TestSnapshotRefused(t *testing.T) {
 			if err := s.writeTx(ctx, func(tx *sql.Tx) error { return s.pruneChanges(ctx, tx) }); err != nil {
 				t.Fatal(err)
 			}
-			s.Close()
+			s.Close(context.Background())
 		}},
 		{"file older than the snapshot", func(t *testing.T, path string) {
 			s := mustOpen(t, path)
@@ -186,7 +225,7 @@ func TestSnapshotRefused(t *testing.T) {
 			if _, err := s.write.Exec("UPDATE sqlite_sequence SET seq = 1 WHERE name = 'chunks'"); err != nil {
 				t.Fatal(err)
 			}
-			s.Close()
+			s.Close(context.Background())
 		}},
 		{"rows it cannot catch up with", func(t *testing.T, path string) {
 			// A chunk removed without a trace in the changes log.
@@ -196,7 +235,7 @@ func TestSnapshotRefused(t *testing.T) {
 				CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN INSERT INTO changes (chunk_seq) VALUES (old.seq); END`); err != nil {
 				t.Fatal(err)
 			}
-			s.Close()
+			s.Close(context.Background())
 		}},
 	}
 	for _, tt := range tests {
@@ -204,7 +243,7 @@ func TestSnapshotRefused(t *testing.T) {
 			path := setup(t)
 			tt.spoil(t, path)
 			s := mustOpen(t, path)
-			defer s.Close()
+			defer s.Close(context.Background())
 			got := answers(t, s)
 			if s.vec.fromSnap {
 				t.Fatal("the snapshot was used")

@@ -170,8 +170,11 @@ func Open(ctx context.Context, path string, o *Options) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the connections. The Store must not be used after.
-func (s *Store) Close() error {
+// Close writes the vector index's snapshot (a cache of the rows that
+// makes the next open faster) and releases the connections. When ctx has
+// ended it skips the snapshot, so that the next open loads from the
+// rows. The Store must not be used after.
+func (s *Store) Close(ctx context.Context) error {
 	select {
 	case <-s.closed:
 		return nil
@@ -180,7 +183,7 @@ func (s *Store) Close() error {
 	}
 	var errs []error
 	if s.vec != nil {
-		errs = append(errs, s.vec.close())
+		errs = append(errs, s.vec.close(ctx))
 	}
 	s.stmtMu.Lock()
 	for _, st := range s.stmts {

@@ -92,12 +92,6 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	return s.withChunkIDs(ctx, s.vec.searchText(terms, f, limit))
 }
 
-// scoredRow is a chunk by seq with a score.
-type scoredRow struct {
-	seq   int64
-	score float64
-}
-
 // stmt returns the prepared statement for a fixed query text.
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmtMu.Lock()
@@ -116,14 +110,15 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func seqsJSON(rows []scoredRow) string {
-	b := make([]byte, 0, 8*len(rows)+2)
+// seqsJSON writes seqs as a JSON array, the way the queries take them.
+func seqsJSON(seqs []int64) string {
+	b := make([]byte, 0, 8*len(seqs)+2)
 	b = append(b, '[')
-	for i, r := range rows {
+	for i, seq := range seqs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, r.seq, 10)
+		b = strconv.AppendInt(b, seq, 10)
 	}
 	return string(append(b, ']'))
 }

@@ -139,7 +139,7 @@ func checkTextPaths(t *testing.T, s *Store, qs []string, what string) {
 	fresh := mustOpen(t, s.path)
 	defer func() {
 		holdSnapshots(fresh.vec)
-		fresh.Close()
+		fresh.Close(context.Background())
 		os.Remove(s.path + ".index") // fresh's own
 		os.Rename(s.path+".index.aside", s.path+".index")
 	}()

@@ -55,9 +55,9 @@ func (s *Store) withChunkIDs(ctx context.Context, hits []vecHit) ([]ingestd.Hit,
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	seqs := make([]scoredRow, len(hits))
+	seqs := make([]int64, len(hits))
 	for i, h := range hits {
-		seqs[i].seq = h.seq
+		seqs[i] = h.seq
 	}
 	st, err := s.stmt(ctx, chunkIDsSQL)
 	if err != nil {
@@ -151,15 +151,15 @@ func rescoreSplit(cands []vecHit, limit int) (read, rest []vecHit) {
 // rescoreRows reads the candidates' stored vectors and returns them with
 // their exact cosine to q, in no order; those gone are left out.
 func (s *Store) rescoreRows(ctx context.Context, q []float32, cands []vecHit) ([]vecHit, error) {
-	rows := make([]scoredRow, len(cands))
+	seqs := make([]int64, len(cands))
 	for i, c := range cands {
-		rows[i].seq = c.seq
+		seqs[i] = c.seq
 	}
 	st, err := s.stmt(ctx, vectorsSQL)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := st.QueryContext(ctx, seqsJSON(rows))
+	rs, err := st.QueryContext(ctx, seqsJSON(seqs))
 	if err != nil {
 		return nil, unavailable("read vectors%s", "", err)
 	}
@@ -421,12 +421,12 @@ func (v *vectors) reset() {
 
 // close saves a snapshot of the indexes if they took anything in since
 // the last one, then frees them.
-func (v *vectors) close() error {
+func (v *vectors) close(ctx context.Context) error {
 	v.snapWG.Wait()
 	v.syncMu.Lock()
 	defer v.syncMu.Unlock()
 	var err error
-	if v.loaded && v.snapPending > 0 {
+	if v.loaded && v.snapPending > 0 && ctx.Err() == nil {
 		if err = v.writeSnapshot(); err != nil {
 			v.s.log.Warn("store.index_snapshot_failed", "error", err.Error())
 		}

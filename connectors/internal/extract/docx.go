@@ -27,14 +27,11 @@ type docxStyle struct {
 }
 
 type docx struct {
-	a        *archive
-	b        *builder
-	styles   map[string]docxStyle
-	numFmt   map[string]map[int]string // numId -> level -> w:numFmt
-	counters map[string][]int          // numId -> counter per level
-	notes    map[string]string         // "f3" / "e1" -> note text
-	pending  []string                  // notes referenced since the last heading
-	inList   bool
+	a *archive
+	flow
+	styles map[string]docxStyle
+	numFmt map[string]map[int]string // numId -> level -> w:numFmt
+	notes  map[string]string         // "f3" / "e1" -> note text
 }
 
 func extractDOCX(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *builder) error {
@@ -49,8 +46,8 @@ func extractDOCX(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b 
 	if !a.has(main) {
 		return errNotDOCX(a)
 	}
-	d := &docx{a: a, b: b, styles: map[string]docxStyle{}, numFmt: map[string]map[int]string{},
-		counters: map[string][]int{}, notes: map[string]string{}}
+	d := &docx{a: a, flow: newFlow(b), styles: map[string]docxStyle{}, numFmt: map[string]map[int]string{},
+		notes: map[string]string{}}
 	rels := path.Join(path.Dir(main), "_rels", path.Base(main)+".rels")
 	dir := path.Dir(main)
 	part := func(typ, def string) string {
@@ -268,36 +265,17 @@ func (d *docx) readBody(name string) error {
 // calls emit for each paragraph and table row, in order. Paragraphs inside
 // a paragraph (text boxes) are emitted after it.
 func (d *docx) walk(x *xmlReader, end string, emit func(docxPara)) error {
-	for {
-		t, err := x.next()
-		if err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
+	return children(x, end, func(t xml.StartElement) error {
+		switch t.Name.Local {
+		case "p":
+			return d.para(x, emit)
+		case "tbl":
+			return d.table(x, emit)
+		case "sectPr", "sdtPr", "del", "moveFrom", "Fallback", "tblPr", "tblGrid":
+			return x.skip()
 		}
-		switch t := t.(type) {
-		case xml.EndElement:
-			if t.Name.Local == end {
-				return nil
-			}
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "p":
-				if err := d.para(x, emit); err != nil {
-					return err
-				}
-			case "tbl":
-				if err := d.table(x, emit); err != nil {
-					return err
-				}
-			case "sectPr", "sdtPr", "del", "moveFrom", "Fallback", "tblPr", "tblGrid":
-				if err := x.skip(); err != nil {
-					return err
-				}
-			}
-		}
-	}
+		return nil
+	})
 }
 
 // para reads one w:p (its start was just read) and emits it, then any
@@ -368,7 +346,7 @@ func (d *docx) para(x *xmlReader, emit func(docxPara)) error {
 				}
 				sb.WriteString("[^" + id + "]")
 				if note, ok := d.notes[id]; ok {
-					d.pending = append(d.pending, "[^"+id+"]: "+note)
+					d.keepNote("[^" + id + "]: " + note)
 				}
 			case "p":
 				depth--
@@ -450,16 +428,12 @@ func (p docxPara) cellText() string {
 
 // emit turns one paragraph or row into a block of the document.
 func (d *docx) emit(p docxPara) {
-	b := d.b
 	if p.row != nil {
-		d.endList()
-		b.tableRow(p.row)
+		d.row(p.row)
 		return
 	}
 	if lvl := d.headingLevel(p); lvl > 0 {
-		d.endList()
-		d.flushNotes()
-		b.heading(lvl, p.text)
+		d.heading(lvl, p.text)
 		return
 	}
 	numID, numLevel, hasNum := p.numID, p.numLevel, p.hasNum
@@ -470,32 +444,11 @@ func (d *docx) emit(p docxPara) {
 	}
 	if hasNum && numID != "0" && strings.TrimSpace(p.text) != "" {
 		if marker := d.marker(numID, numLevel); marker != "" {
-			d.inList = true
-			b.listItem(numLevel, marker, p.text)
+			d.item(numLevel, marker, p.text)
 			return
 		}
 	}
-	d.endList()
-	b.paragraph(p.text)
-}
-
-func (d *docx) endList() {
-	if d.inList {
-		d.inList = false
-		d.b.endList()
-	}
-}
-
-// flushNotes appends the notes referenced since the last heading.
-func (d *docx) flushNotes() {
-	if len(d.pending) == 0 {
-		return
-	}
-	d.endList()
-	for _, n := range d.pending {
-		d.b.paragraph(n)
-	}
-	d.pending = d.pending[:0]
+	d.paragraph(p.text)
 }
 
 // marker returns "-" for a bullet, "N." for a numbered item (counting per
@@ -513,16 +466,7 @@ func (d *docx) marker(numID string, level int) string {
 			return "-" // numbering part missing: still a list
 		}
 	}
-	c := d.counters[numID]
-	for len(c) <= level {
-		c = append(c, 0)
-	}
-	c[level]++
-	for i := level + 1; i < len(c); i++ {
-		c[i] = 0
-	}
-	d.counters[numID] = c
-	return strconv.Itoa(c[level]) + "."
+	return d.number(numID, level)
 }
 
 // headingLevel returns 1..9 for a heading paragraph, 0 otherwise: the

@@ -220,7 +220,31 @@ var ErrUnknownFormat = ingestd.Errorf(ingestd.EINVALID, "not a PDF, DOCX or ODT 
 // are counted and every few thousand XML tokens, so one step of bounded
 // cost (opening a PDF, reading one page) may finish after the deadline. Going over MaxTextBytes is
 // not an error: the text is cut and Doc.Defects says so.
-func Extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limits *Limits) (doc *Doc, err error) {
+func Extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limits *Limits) (*Doc, error) {
+	return extract(ctx, r, size, format, limits, readerOf(format), false)
+}
+
+// read is one format's reader: it reads r into b under lim.
+type read func(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *builder) error
+
+// readerOf returns the reader of format, nil for a format Extract does
+// not read.
+func readerOf(format Format) read {
+	switch format {
+	case PDF:
+		return extractPDF
+	case DOCX:
+		return extractDOCX
+	case ODT:
+		return extractODT
+	}
+	return nil
+}
+
+// extract is Extract with the reader given (nil: ErrUnknownFormat). A
+// panic inside it is an EINVALID error, with the stack when stacks is
+// set (tests, to find the panic).
+func extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limits *Limits, rd read, stacks bool) (doc *Doc, err error) {
 	lim, err := limits.withDefaults()
 	if err != nil {
 		return nil, err
@@ -238,23 +262,16 @@ func Extract(ctx context.Context, r io.ReaderAt, size int64, format Format, limi
 		if p := recover(); p != nil {
 			doc = nil
 			err = ingestd.Errorf(ingestd.EINVALID, "extract %s: parser panicked: %v", format.name(), p)
-			if debugPanics {
+			if stacks {
 				err = fmt.Errorf("%w\n%s", err, debug.Stack())
 			}
 		}
 	}()
-	b := newBuilder(format, lim.MaxTextBytes)
-	switch format {
-	case PDF:
-		err = extractPDF(ctx, r, size, &lim, b)
-	case DOCX:
-		err = extractDOCX(ctx, r, size, &lim, b)
-	case ODT:
-		err = extractODT(ctx, r, size, &lim, b)
-	default:
+	if rd == nil {
 		return nil, fmt.Errorf("extract %q: %w", string(format), ErrUnknownFormat)
 	}
-	if err != nil {
+	b := newBuilder(format, lim.MaxTextBytes)
+	if err = rd(ctx, r, size, &lim, b); err != nil {
 		err = fmt.Errorf("extract %s: %w", format.name(), err)
 		if msg := err.Error(); msg != safeMessage(msg) {
 			// A message that quotes the input (a parser's) is made safe
@@ -279,9 +296,6 @@ func (e *safeError) Unwrap() error { return e.err }
 func errorf(format string, args ...any) error {
 	return ingestd.Errorf(ingestd.EINVALID, format, args...)
 }
-
-// debugPanics adds the stack to a recovered panic's error; tests set it.
-var debugPanics = false
 
 func (f Format) name() string {
 	switch f {

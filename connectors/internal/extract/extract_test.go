@@ -14,8 +14,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-func init() { debugPanics = true }
-
 // MustFixtures returns the paths of the PDF, DOCX and ODT fixtures.
 func MustFixtures(tb testing.TB) []string {
 	tb.Helper()

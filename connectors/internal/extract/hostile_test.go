@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/carlos7ags/folio/core"
-	"github.com/carlos7ags/folio/reader"
 
 	"github.com/ingestd/ingestd"
 )
@@ -105,8 +104,10 @@ func odtOf(tb testing.TB, content string) []byte {
 	return zipOf(tb, [2]string{"mimetype", MediaTypeODT}, [2]string{"content.xml", content})
 }
 
+// extractBytes is Extract over data, with the stack of any panic in the
+// error.
 func extractBytes(ctx context.Context, f Format, data []byte, lim *Limits) (*Doc, error) {
-	return Extract(ctx, bytes.NewReader(data), int64(len(data)), f, lim)
+	return extract(ctx, bytes.NewReader(data), int64(len(data)), f, lim, readerOf(f), true)
 }
 
 // TestHostile runs every crafted hostile input through Extract and checks
@@ -426,11 +427,9 @@ func TestContextEnded(t *testing.T) {
 // TestParserPanicIsAnError: a panic inside the PDF parser comes back as an
 // EINVALID error, not a crash.
 func TestParserPanicIsAnError(t *testing.T) {
-	old := parsePDF
-	t.Cleanup(func() { parsePDF = old })
-	parsePDF = func([]byte, *Limits) (*reader.PdfReader, error) { panic("boom") }
 	data := MustRead(t, "testdata/fixtures/handbook.pdf")
-	_, err := extractBytes(context.Background(), PDF, data, nil)
+	boom := func(context.Context, io.ReaderAt, int64, *Limits, *builder) error { panic("boom") }
+	_, err := extract(context.Background(), bytes.NewReader(data), int64(len(data)), PDF, nil, boom, false)
 	if err == nil || !strings.Contains(err.Error(), "parser panicked: boom") || ingestd.ErrorCode(err) != ingestd.EINVALID {
 		t.Fatalf("err = %v", err)
 	}
@@ -463,7 +462,7 @@ func buildObjStmPDF(objs []string, packed map[int]bool, filter string) []byte {
 		entries[num] = entry{1, b.Len(), 0}
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", num, o)
 	}
-	raw := append([]byte(header.String()), body.Bytes()...)
+	raw := append(bytes.Clone(header.Bytes()), body.Bytes()...)
 	var z bytes.Buffer
 	w := zlib.NewWriter(&z)
 	w.Write(raw)

@@ -17,13 +17,10 @@ import (
 // read after the paragraph that anchors them.
 
 type odt struct {
-	a         *archive
-	b         *builder
+	a *archive
+	flow
 	listKinds map[string]map[int]bool // list style -> level (1-based) -> numbered
-	counters  map[string][]int        // list style -> counter per level
-	pending   []string
 	notes     int
-	inList    bool
 	curStyle  string // the list style being read
 }
 
@@ -45,7 +42,7 @@ func extractODT(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 			b.defect("mimetype is %q, not %s; read as text", cutUTF8(s, 100), MediaTypeODT)
 		}
 	}
-	o := &odt{a: a, b: b, listKinds: map[string]map[int]bool{}, counters: map[string][]int{}}
+	o := &odt{a: a, flow: newFlow(b), listKinds: map[string]map[int]bool{}}
 	for _, aux := range []struct {
 		name string
 		read func(string) error
@@ -163,25 +160,7 @@ type listCtx struct {
 
 // walk reads block content up to the end of the element just started.
 func (o *odt) walk(x *xmlReader, end string, lc listCtx) error {
-	for {
-		t, err := x.next()
-		if err != nil {
-			if err == io.EOF {
-				return nil
-			}
-			return err
-		}
-		switch t := t.(type) {
-		case xml.EndElement:
-			if t.Name.Local == end {
-				return nil
-			}
-		case xml.StartElement:
-			if err := o.block(x, t, lc); err != nil {
-				return err
-			}
-		}
-	}
+	return children(x, end, func(t xml.StartElement) error { return o.block(x, t, lc) })
 }
 
 // block handles one block-level element whose start was just read.
@@ -193,9 +172,7 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 			return err
 		}
 		lvl, _ := strconv.Atoi(attr(se, "outline-level"))
-		o.endList()
-		o.flushNotes()
-		o.b.heading(max(lvl, 1), text)
+		o.heading(max(lvl, 1), text)
 		return o.emitNested(nested)
 	case "p":
 		text, nested, err := o.inline(x, "p")
@@ -203,10 +180,9 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 			return err
 		}
 		if lc.depth > 0 {
-			o.item(lc, text)
+			o.listItem(lc, text)
 		} else {
-			o.endList()
-			o.b.paragraph(text)
+			o.paragraph(text)
 		}
 		return o.emitNested(nested)
 	case "list":
@@ -215,7 +191,7 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 			inner.style = s
 		}
 		if lc.depth == 0 && attr(se, "continue-numbering") != "true" && attr(se, "continue-list") == "" {
-			delete(o.counters, inner.style)
+			o.restart(inner.style)
 		}
 		return o.walk(x, "list", inner)
 	case "list-item", "list-header", "section", "index-body", "deletion-wrapper":
@@ -225,13 +201,12 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 		var parts []string
 		err := o.collect(x, "frame", &parts)
 		for _, p := range parts {
-			o.endList()
-			o.b.paragraph(p)
+			o.paragraph(p)
 		}
 		return err
 	case "table":
-		o.endList()
-		return o.table(x, func(row []string) { o.b.tableRow(row) })
+		o.endList() // an empty table ends a list too
+		return o.table(x, o.row)
 	case "tracked-changes", "table-of-content", "alphabetical-index", "illustration-index",
 		"table-index", "object-index", "user-index", "bibliography", "annotation", "sequence-decls",
 		"variable-decls", "user-field-decls", "forms":
@@ -240,53 +215,24 @@ func (o *odt) block(x *xmlReader, se xml.StartElement, lc listCtx) error {
 	return x.skip()
 }
 
-// item emits one list item at the list's depth.
-func (o *odt) item(lc listCtx, text string) {
+// listItem emits one list item at the list's depth.
+func (o *odt) listItem(lc listCtx, text string) {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
 	level := min(lc.depth, 10)
 	marker := "-"
 	if o.listKinds[lc.style][level] {
-		c := o.counters[lc.style]
-		for len(c) <= level {
-			c = append(c, 0)
-		}
-		c[level]++
-		for i := level + 1; i < len(c); i++ {
-			c[i] = 0
-		}
-		o.counters[lc.style] = c
-		marker = strconv.Itoa(c[level]) + "."
+		marker = o.number(lc.style, level)
 	}
-	o.inList = true
-	o.b.listItem(level-1, marker, text)
-}
-
-func (o *odt) endList() {
-	if o.inList {
-		o.inList = false
-		o.b.endList()
-	}
-}
-
-func (o *odt) flushNotes() {
-	if len(o.pending) == 0 {
-		return
-	}
-	o.endList()
-	for _, n := range o.pending {
-		o.b.paragraph(n)
-	}
-	o.pending = o.pending[:0]
+	o.item(level-1, marker, text)
 }
 
 // emitNested emits paragraphs found inside frames of the paragraph just
 // emitted.
 func (o *odt) emitNested(nested []string) error {
 	for _, s := range nested {
-		o.endList()
-		o.b.paragraph(s)
+		o.paragraph(s)
 	}
 	return nil
 }
@@ -327,7 +273,7 @@ func (o *odt) inline(x *xmlReader, end string) (string, []string, error) {
 					cite = strconv.Itoa(o.notes)
 				}
 				sb.WriteString("[^" + cite + "]")
-				o.pending = append(o.pending, "[^"+cite+"]: "+body)
+				o.keepNote("[^" + cite + "]: " + body)
 			case "text-box":
 				depth--
 				var inner []string
@@ -349,70 +295,45 @@ func (o *odt) inline(x *xmlReader, end string) (string, []string, error) {
 
 // note reads a text:note (start just read): its citation and its body.
 func (o *odt) note(x *xmlReader) (cite, body string, err error) {
-	for {
-		t, err := x.next()
-		if err != nil {
-			return cite, body, err
+	err = children(x, "note", func(t xml.StartElement) error {
+		switch t.Name.Local {
+		case "note-citation":
+			var err error
+			cite, err = x.text()
+			return err
+		case "note-body":
+			var parts []string
+			err := o.collect(x, "note-body", &parts)
+			body = strings.Join(parts, " ")
+			return err
 		}
-		switch t := t.(type) {
-		case xml.EndElement:
-			if t.Name.Local == "note" {
-				return oneLine(cite), oneLine(body), nil
-			}
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "note-citation":
-				if cite, err = x.text(); err != nil {
-					return cite, body, err
-				}
-			case "note-body":
-				var parts []string
-				err := o.collect(x, "note-body", &parts)
-				body = strings.Join(parts, " ")
-				if err != nil {
-					return cite, body, err
-				}
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return cite, body, err
 	}
+	return oneLine(cite), oneLine(body), nil
 }
 
 // collect reads the paragraphs (and flattened tables) inside the element
 // just started, as plain strings.
 func (o *odt) collect(x *xmlReader, end string, out *[]string) error {
-	for {
-		t, err := x.next()
-		if err != nil {
+	return children(x, end, func(t xml.StartElement) error {
+		switch t.Name.Local {
+		case "p", "h":
+			s, nested, err := o.inline(x, t.Name.Local)
+			if s = strings.TrimSpace(s); s != "" {
+				*out = append(*out, s)
+			}
+			*out = append(*out, nested...)
 			return err
+		case "table":
+			return o.table(x, func(row []string) { *out = append(*out, strings.Join(row, " ")) })
+		case "annotation", "tracked-changes", "table-of-content":
+			return x.skip()
 		}
-		switch t := t.(type) {
-		case xml.EndElement:
-			if t.Name.Local == end {
-				return nil
-			}
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "p", "h":
-				s, nested, err := o.inline(x, t.Name.Local)
-				if s = strings.TrimSpace(s); s != "" {
-					*out = append(*out, s)
-				}
-				*out = append(*out, nested...)
-				if err != nil {
-					return err
-				}
-			case "table":
-				err := o.table(x, func(row []string) { *out = append(*out, strings.Join(row, " ")) })
-				if err != nil {
-					return err
-				}
-			case "annotation", "tracked-changes", "table-of-content":
-				if err := x.skip(); err != nil {
-					return err
-				}
-			}
-		}
-	}
+		return nil
+	})
 }
 
 // table reads a table:table (start just read) and calls row per row. A

@@ -93,9 +93,8 @@ func extractPDF(ctx context.Context, r io.ReaderAt, size int64, lim *Limits, b *
 	return nil
 }
 
-// parsePDF opens a PDF with the parser's own limits set from ours. Tests
-// replace it to check that a panic inside it is an error.
-var parsePDF = func(data []byte, lim *Limits) (*reader.PdfReader, error) {
+// parsePDF opens a PDF with the parser's own limits set from ours.
+func parsePDF(data []byte, lim *Limits) (*reader.PdfReader, error) {
 	return reader.ParseWithOptions(data, reader.ReadOptions{
 		MemoryLimits: reader.MemoryLimits{
 			MaxStreamSize:  lim.MaxStreamBytes,

@@ -90,6 +90,6 @@ func MustOpenURL(tb testing.TB, dbURL string, o *postgres.Options) *postgres.Sto
 	if err != nil {
 		tb.Fatalf("open postgres store: %v", err)
 	}
-	tb.Cleanup(func() { s.Close() })
+	tb.Cleanup(func() { s.Close(context.Background()) })
 	return s
 }

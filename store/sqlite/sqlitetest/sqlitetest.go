@@ -32,7 +32,7 @@ func MustOpenPath(tb testing.TB, path string, o *sqlite.Options) *sqlite.Store {
 		tb.Fatalf("open sqlite store: %v", err)
 	}
 	tb.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := s.Close(context.Background()); err != nil {
 			tb.Errorf("close sqlite store: %v", err)
 		}
 	})
