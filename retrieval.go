@@ -1,6 +1,9 @@
 package ingestd
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Retriever answers retrieval: the three blocks of an answer with the
 // verdict over them, and the corpus report. retrieval.Service implements
@@ -184,6 +187,16 @@ type ServedDocument struct {
 	Untrusted bool          `json:"untrusted"`
 	Status    Status        `json:"status"`
 	Chunks    []ServedChunk `json:"chunks"`
+	// The document's own fields, set where the reader holds them (GET
+	// /v1/documents/{id}); MCP's resource leaves them out. Author and
+	// Metadata are written by the source, for display only: Author was
+	// neutralised where it entered, Metadata is where it is served.
+	ExternalID string            `json:"external_id,omitempty"`
+	ItemKind   string            `json:"item_kind,omitempty"`
+	Author     string            `json:"author,omitempty"`
+	CreatedAt  time.Time         `json:"created_at,omitzero"`
+	UpdatedAt  time.Time         `json:"updated_at,omitzero"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
 // Relations an expanded chunk can come through besides the stored link

@@ -105,6 +105,10 @@ type Options struct {
 	// DocumentReader serves MCP's ingestd://documents/{id} resource
 	// (retrieval.Service); nil leaves that resource out.
 	DocumentReader access.DocumentReader
+	// DocumentLister serves GET /v1/installations/{id}/documents
+	// (retrieval.Service); nil answers it with EUNAVAILABLE. The reader
+	// above serves GET /v1/documents/{id}.
+	DocumentLister access.DocumentLister
 	// Version is the server version MCP clients are told.
 	Version string
 	// Erasures, when set, serves the erasure routes (admin scope; see
@@ -164,6 +168,7 @@ func New(o Options) http.Handler {
 	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
+	s.mountDocuments(mux, o.DocumentReader, o.DocumentLister)
 	s.mountDLQ(mux, o.DeadLetters)
 	s.mountInstallations(mux, scopeInstallations(o.Installations))
 	s.mountErasures(mux, o.Erasures)

@@ -47,17 +47,21 @@ type env struct {
 
 // MustServe starts the handler on 127.0.0.1 with api.NewServer (h2c) and
 // shuts it down at cleanup. Options' Retriever (the service in its
-// metrics, as serve wires it), Documents and DocumentReader are filled in.
+// metrics, as serve wires it), Documents, DocumentReader and DocumentLister
+// are filled in.
 func MustServe(tb testing.TB, mode string, o api.Options) *env {
 	tb.Helper()
 	s, e := retrievaltest.MustAcceptance(tb)
 	reg := prometheus.NewRegistry()
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: retrievaltest.Installations(), Documents: s})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: retrievaltest.Installations(), Documents: s, Index: s})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if o.DocumentReader == nil {
 		o.DocumentReader = svc
+	}
+	if o.DocumentLister == nil {
+		o.DocumentLister = svc
 	}
 	measured, err := metrics.New(svc, &metrics.Options{Registerer: reg})
 	if err != nil {

@@ -163,6 +163,7 @@ func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 	return api.New(api.Options{
 		Retriever:      svc,
 		DocumentReader: docs,
+		DocumentLister: docs,
 		Version:        so.Version,
 		Documents:      d.store,
 		Tokens:         so.Tokens,

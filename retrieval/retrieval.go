@@ -108,6 +108,10 @@ type Options struct {
 	// document resources); nil answers it with EUNAVAILABLE. An
 	// ingestd.Store is one.
 	Documents ChunkReader
+	// Index serves ListDocuments and the document's own fields (author,
+	// dates, metadata) in Document; nil answers ListDocuments with
+	// EUNAVAILABLE and leaves those fields out. An ingestd.Store is one.
+	Index DocumentIndex
 	// Logger receives the provenance.tool_firewall.blocked line of every
 	// turn the verdict blocks (or would block, in shadow mode).
 	Logger *slog.Logger
@@ -132,6 +136,7 @@ type Service struct {
 	insts    []ingestd.Installation
 	ids      []string // insts' ids, in order
 	docs     ChunkReader
+	index    DocumentIndex
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -159,6 +164,7 @@ func New(o Options) (*Service, error) {
 		insts:  slices.Clone(o.Installations),
 		ids:    installationIDs(o.Installations),
 		docs:   o.Documents,
+		index:  o.Index,
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -347,8 +353,11 @@ func (s *Service) Document(ctx context.Context, id string) (*ingestd.ServedDocum
 		}
 		doc.Chunks = append(doc.Chunks, ingestd.ServedChunk{
 			ChunkID: c.ID, DocumentID: id, Installation: c.Installation, SourceKind: c.SourceKind, URI: c.URI, Title: c.Title,
-			Tier: doc.Tier, Fenced: c.Fenced, Text: c.Text, HeadingPath: c.HeadingPath,
+			Tier: doc.Tier, Fenced: c.Fenced, Text: c.Text, HeadingPath: c.HeadingPath, Locator: c.Locator,
 		})
+	}
+	if err := s.describe(ctx, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
