@@ -285,7 +285,7 @@ func TestBodyNotAnObject(t *testing.T) {
 		{"/v1/retrieve", `"refund"`, "request body must be a JSON object, not a string"},
 		{"/v1/retrieve", `8`, "request body must be a JSON object, not a number"},
 		{"/v1/retrieve", `true`, "request body must be a JSON object, not true or false"},
-		{"/v1/retrieve", `{"query": "refund", "top_k": "8"}`, `field "top_k" must be a whole number, not a string`},
+		{"/v1/retrieve", `{"query": "refund", "top_k": "8"}`, `field "top_k" must be a whole number from 1 to 100, not a string`},
 		{"/v1/retrieve", `{"query": "refund", "installations": "support"}`, `field "installations" must be an array of strings, not a string`},
 		{"/v1/retrieve", `{"query": "refund", "expand": "yes"}`, `field "expand" must be true or false, not a string`},
 		{"/v1/retrieve", `{"query": ["refund"]}`, `field "query" must be a string, not an array`},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/jobs"
 )
 
@@ -302,10 +303,8 @@ func (g *queueGate) webhooks() http.Handler {
 			(*h).ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "5")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"error": "waiting for the job stream; retry"}` + "\n"))
+		webhook.Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "waiting for the job stream; retry")
 	})
 }
 

@@ -342,13 +342,16 @@ func decodeArgs(raw json.RawMessage, v any) error {
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typ) && typ.Field == "":
-			return ingestd.Errorf(ingestd.EINVALID, "arguments must be a JSON object, not %s", typ.Value)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments must be a JSON object, not %s", jsonValue(typ.Value))
+		case errors.As(err, &typ) && typ.Field == "top_k":
+			// REST's words for the same mistake (retrieval's range check).
+			return ingestd.Errorf(ingestd.EINVALID, "top_k must be a whole number from 1 to %d, not %s", ingestd.MaxTopK, jsonValue(typ.Value))
 		case errors.As(err, &typ):
-			return ingestd.Errorf(ingestd.EINVALID, "arguments: field %q must be %s", typ.Field, typ.Type)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments: field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), jsonValue(typ.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return ingestd.Errorf(ingestd.EINVALID, "arguments have an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
-			return ingestd.Errorf(ingestd.EINVALID, "arguments: %v", err)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments are not a valid JSON object")
 		}
 	}
 	if dec.More() {
