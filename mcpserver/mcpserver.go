@@ -114,7 +114,7 @@ func newServer(o Options) (*mcp.Server, *server) {
 		version = "dev"
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ingestd", Title: "ingestd retrieval", Version: version},
-		&mcp.ServerOptions{Instructions: Instructions, Logger: o.Logger})
+		&mcp.ServerOptions{Instructions: Instructions, Logger: sdkLogger(o.Logger)})
 	openWorld, closedWorld := true, false
 	srv.AddTool(&mcp.Tool{
 		Name:  "retrieve",
@@ -175,7 +175,7 @@ func handler(o Options, ho *HandlerOptions, fast bool) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       ho.Logger,
+		Logger:       sdkLogger(ho.Logger),
 		// The guard in front refuses foreign Hosts with the listen_hosts
 		// the operator configured; the SDK's own loopback-only check
 		// would refuse those names.
