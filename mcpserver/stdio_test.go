@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
 )
 
 // TestStdioAnswersParseErrorsAndGoesOn: a line that is not JSON, or not a
