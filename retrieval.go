@@ -96,6 +96,10 @@ const (
 	// GroundedExternal: grounding auto let untrusted-external documents in
 	// because one of them answers the query better than any other.
 	GroundedExternal = "external"
+	// GroundedNothing: nothing answers the query (the relevance floor,
+	// package retrieval), so no block holds a chunk and the verdict, over
+	// nothing untrusted, allows tools.
+	GroundedNothing = "none"
 )
 
 // RetrieveResponse is a retrieval answer. The verdict covers every
@@ -113,7 +117,8 @@ type RetrieveResponse struct {
 	// documents, left out of the blocks they would have been in.
 	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
 	// Grounding says what grounded the answer: GroundedAll,
-	// GroundedTrusted or GroundedExternal.
+	// GroundedTrusted, GroundedExternal, or GroundedNothing when nothing
+	// matches the query and every block is empty.
 	Grounding string `json:"grounding"`
 	// TrustedView is the trusted-only answer a request with trusted_view
 	// asked for, nil otherwise. Its verdict is computed over exactly its

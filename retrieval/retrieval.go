@@ -112,6 +112,10 @@ type Options struct {
 	// dates, metadata) in Document; nil answers ListDocuments with
 	// EUNAVAILABLE and leaves those fields out. An ingestd.Store is one.
 	Index DocumentIndex
+	// MinSimilarity raises the relevance floor a vector hit must clear
+	// when no word of the query is in the corpus, for an embedder that is
+	// not the lexical one (see floor.go); 0 leaves the calibrated floor.
+	MinSimilarity float64
 	// Logger receives the provenance.tool_firewall.blocked line of every
 	// turn the verdict blocks (or would block, in shadow mode).
 	Logger *slog.Logger
@@ -137,6 +141,8 @@ type Service struct {
 	ids      []string // insts' ids, in order
 	docs     ChunkReader
 	index    DocumentIndex
+	minSim   float64
+	probe    probe // the relevance floor's (floor.go)
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -165,6 +171,7 @@ func New(o Options) (*Service, error) {
 		ids:    installationIDs(o.Installations),
 		docs:   o.Documents,
 		index:  o.Index,
+		minSim: o.MinSimilarity,
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -374,6 +381,9 @@ type answer struct {
 	// exclude_untrusted, or grounding auto's choice (see ground).
 	trustedOnly bool
 	grounded    string // what grounded the answer, an ingestd.Grounded* value
+	// noMatch: nothing cleared the relevance floor (floor.go), so the
+	// answer serves nothing.
+	noMatch bool
 
 	tiers *tierView // the tiers in force every stage and the verdict read
 }
@@ -409,6 +419,11 @@ func (a *answer) run(ctx context.Context) error {
 		return rejErr
 	}
 	a.rejected = rej.all
+	if a.noMatch {
+		if err := a.floorRejected(ctx); err != nil {
+			return err
+		}
+	}
 	if a.trustedOnly {
 		a.rejected = rej.trusted
 		for _, id := range rej.untrusted {
@@ -416,6 +431,8 @@ func (a *answer) run(ctx context.Context) error {
 		}
 	}
 	switch {
+	case a.noMatch && len(a.rejected) == 0:
+		a.grounded = ingestd.GroundedNothing
 	case a.trustedOnly:
 		a.grounded = ingestd.GroundedTrusted
 	case a.p.auto:
