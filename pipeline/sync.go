@@ -177,6 +177,7 @@ type pass struct {
 	sum      Summary
 	listed   map[string]bool // external ids Put, Failed or Skipped: kept by reconcile
 	complete bool
+	whole    bool // every item reported, the connector tombstoning itself (Whole)
 	cursors  cursorLog
 }
 
@@ -278,6 +279,17 @@ func (ps *pass) Skip(externalID, reason string) {
 	ps.record(externalID, Skipped, errors.New(reason))
 }
 
+func (ps *pass) Unchanged(externalID string) {
+	ps.saw()
+	ps.record(externalID, Unchanged, nil)
+}
+
+func (ps *pass) Whole() {
+	ps.mu.Lock()
+	ps.whole = true
+	ps.mu.Unlock()
+}
+
 func (ps *pass) Cursor(ctx context.Context, key string) (string, error) {
 	return ps.p.store.Cursor(ctx, ps.inst.ID, key)
 }
@@ -370,7 +382,7 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 // end completes the summary of a pass that started at start and ended
 // with err. The caller holds ps.mu.
 func (ps *pass) end(start time.Time, err error) {
-	ps.sum.Complete = ps.complete && err == nil
+	ps.sum.Complete = (ps.complete || ps.whole) && err == nil
 	ps.sum.StartedAt = start
 	ps.sum.Duration = ps.p.now().Sub(start)
 	ps.sum.Cursors = ps.cursors.summary()
