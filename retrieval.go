@@ -150,7 +150,8 @@ type RetrieveView struct {
 //
 // Score means, per block: primary, the reciprocal-rank-fusion score of the
 // full-text and vector rankings; expanded and rejected, the cosine
-// similarity of the chunk's vector to the query's.
+// similarity of the chunk's vector to the query's, shown as 0 when it is
+// below 0 (an expanded chunk comes by its relation, and may point away).
 type ServedChunk struct {
 	ChunkID      string `json:"chunk_id"`
 	DocumentID   string `json:"document_id"`
