@@ -106,10 +106,14 @@ func (d *Daemon) Run(ctx context.Context, role Role, so ServeOptions) error {
 		}
 		return err
 	}
-	defer jq.Close()
 	d.log.Info("serve.listening", "addr", s.ln.Addr().String(), "role", string(role), "firewall_mode", d.o.FirewallMode,
 		"installations", len(d.order), "version", so.Version)
-	return s.run(ctx, jq, serveErr)
+	err = s.run(ctx, jq, serveErr)
+	jq.Close()
+	// serve.stopped: the API, the workers and the queue are closed; what
+	// the daemon itself holds (the store) its Close releases.
+	d.log.Info("serve.stopped", "role", string(role), "error", errString(err))
+	return err
 }
 
 // serving is one Run's state.
@@ -364,4 +368,12 @@ func (d gatedDeadLetters) ReplayAll(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return jq.ReplayAll(ctx)
+}
+
+// errString is err's text, "" for nil, for a log attribute.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
