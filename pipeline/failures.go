@@ -48,9 +48,10 @@ func (ps *pass) failureLevel(externalID, reason string) slog.Level {
 }
 
 // passLevel is the level of the line that closes a pass: WARN for one
-// that stopped on an error, INFO otherwise.
-func passLevel(err error) slog.Level {
-	if err != nil {
+// that stopped on an error, INFO otherwise, and INFO for a pass a person
+// watches (its command reports the error itself).
+func (ps *pass) passLevel(err error) slog.Level {
+	if err != nil && ps.prog == nil {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo

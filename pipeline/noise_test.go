@@ -77,7 +77,8 @@ func TestFailedItemWarnedOnce(t *testing.T) {
 }
 
 // TestPassThatFailsLogsAtWarn: the line that closes a pass that stopped
-// on an error is a WARN, on both kinds of pass.
+// on an error is a WARN, on both kinds of pass, unless a person watches
+// it (its command reports the error).
 func TestPassThatFailsLogsAtWarn(t *testing.T) {
 	p, buf := mustLoggedPipeline(t)
 	inst := ingestd.Installation{ID: "docs", Kind: "files", Tier: ingestd.TierTrustedInternal}
@@ -87,5 +88,9 @@ func TestPassThatFailsLogsAtWarn(t *testing.T) {
 	w := warnings(buf)
 	if len(w) != 2 || !strings.Contains(w[0], "sync.pass") || !strings.Contains(w[1], "sync.dispatch") {
 		t.Errorf("WARN lines %q, want sync.pass and sync.dispatch", w)
+	}
+	_, _ = p.Sync(t.Context(), inst, src, &storedWhenReported{})
+	if w := warnings(buf); len(w) != 0 {
+		t.Errorf("a watched pass: WARN lines %q, want none", w)
 	}
 }

@@ -146,7 +146,7 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.end(start, err)
-	p.log.Log(ctx, passLevel(err), "sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
+	p.log.Log(ctx, ps.passLevel(err), "sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
 		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "skipped", ps.sum.Skipped,
 		"expected", ps.sum.Expected, "error", errString(err))
 	ps.checkSum()

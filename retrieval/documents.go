@@ -34,7 +34,10 @@ func (s *Service) describe(ctx context.Context, doc *ingestd.ServedDocument) err
 	if err != nil {
 		return fmt.Errorf("read document %s: %w", doc.ID, err)
 	}
-	doc.ExternalID, doc.ItemKind, doc.Author = d.ExternalID, d.ItemKind, d.Author
+	// The external id is the source's name for the document (a path, a
+	// URL, a message id): an identity, stored as the source wrote it, so
+	// it is neutralised here, where it leaves for display.
+	doc.ExternalID, doc.ItemKind, doc.Author = firewall.Neutralise(d.ExternalID), d.ItemKind, d.Author
 	doc.CreatedAt, doc.UpdatedAt = d.CreatedAt, d.UpdatedAt
 	if len(d.Meta) > 0 {
 		doc.Metadata = make(map[string]string, len(d.Meta))
@@ -109,7 +112,7 @@ func (s *Service) ListDocuments(ctx context.Context, r ingestd.DocumentListReque
 			t = ingestd.TierUntrustedExternal
 		}
 		out.Documents = append(out.Documents, ingestd.DocumentSummary{
-			ID: id, Installation: d.Installation, ExternalID: d.ExternalID, SourceKind: d.SourceKind, ItemKind: d.ItemKind,
+			ID: id, Installation: d.Installation, ExternalID: firewall.Neutralise(d.ExternalID), SourceKind: d.SourceKind, ItemKind: d.ItemKind,
 			URI: d.URI, Title: d.Title, Tier: provenance.Name(t), Untrusted: provenance.Untrusted(t),
 			Status: d.Status, UpdatedAt: d.UpdatedAt,
 		})
