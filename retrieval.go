@@ -1,6 +1,9 @@
 package ingestd
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Retriever answers retrieval: the three blocks of an answer with the
 // verdict over them, and the corpus report. retrieval.Service implements
@@ -93,6 +96,10 @@ const (
 	// GroundedExternal: grounding auto let untrusted-external documents in
 	// because one of them answers the query better than any other.
 	GroundedExternal = "external"
+	// GroundedNothing: nothing answers the query (the relevance floor,
+	// package retrieval), so no block holds a chunk and the verdict, over
+	// nothing untrusted, allows tools.
+	GroundedNothing = "none"
 )
 
 // RetrieveResponse is a retrieval answer. The verdict covers every
@@ -110,7 +117,8 @@ type RetrieveResponse struct {
 	// documents, left out of the blocks they would have been in.
 	ExcludedUntrustedDocuments int `json:"excluded_untrusted_documents"`
 	// Grounding says what grounded the answer: GroundedAll,
-	// GroundedTrusted or GroundedExternal.
+	// GroundedTrusted, GroundedExternal, or GroundedNothing when nothing
+	// matches the query and every block is empty.
 	Grounding string `json:"grounding"`
 	// TrustedView is the trusted-only answer a request with trusted_view
 	// asked for, nil otherwise. Its verdict is computed over exactly its
@@ -142,7 +150,8 @@ type RetrieveView struct {
 //
 // Score means, per block: primary, the reciprocal-rank-fusion score of the
 // full-text and vector rankings; expanded and rejected, the cosine
-// similarity of the chunk's vector to the query's.
+// similarity of the chunk's vector to the query's, shown as 0 when it is
+// below 0 (an expanded chunk comes by its relation, and may point away).
 type ServedChunk struct {
 	ChunkID      string `json:"chunk_id"`
 	DocumentID   string `json:"document_id"`
@@ -184,6 +193,16 @@ type ServedDocument struct {
 	Untrusted bool          `json:"untrusted"`
 	Status    Status        `json:"status"`
 	Chunks    []ServedChunk `json:"chunks"`
+	// The document's own fields, set where the reader holds them (GET
+	// /v1/documents/{id}); MCP's resource leaves them out. Author and
+	// Metadata are written by the source, for display only: Author was
+	// neutralised where it entered, Metadata is where it is served.
+	ExternalID string            `json:"external_id,omitempty"`
+	ItemKind   string            `json:"item_kind,omitempty"`
+	Author     string            `json:"author,omitempty"`
+	CreatedAt  time.Time         `json:"created_at,omitzero"`
+	UpdatedAt  time.Time         `json:"updated_at,omitzero"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
 // Relations an expanded chunk can come through besides the stored link

@@ -41,6 +41,10 @@ type Pass interface {
 	// count by it; details belong in the connector's log. Like Fail, it
 	// keeps the item's stored document (if any).
 	Skip(externalID, reason string)
+	// Unchanged records an item the connector knows is as stored without
+	// reading it again (a page that answered 304 Not Modified): it counts
+	// as seen and unchanged and, like a Put, as listed.
+	Unchanged(externalID string)
 	// Cursor and SetCursor keep per-installation sync state (a mailbox's
 	// UIDVALIDITY and last UID, a repo's since-timestamp).
 	Cursor(ctx context.Context, key string) (string, error)
@@ -55,6 +59,11 @@ type Pass interface {
 	// stored document of the installation that was neither Put, Failed
 	// nor Skipped in this pass is gone at the source and is tombstoned.
 	Complete()
+	// Whole says the pass reported every item the connector knows of, for
+	// a connector that tombstones what is gone itself (url, by misses):
+	// the pass's record says complete, and unlike Complete nothing is
+	// tombstoned by absence.
+	Whole()
 }
 
 // Job is a unit of ingest work as it travels between processes.

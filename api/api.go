@@ -107,6 +107,10 @@ type Options struct {
 	// DocumentReader serves MCP's ingestd://documents/{id} resource
 	// (retrieval.Service); nil leaves that resource out.
 	DocumentReader access.DocumentReader
+	// DocumentLister serves GET /v1/installations/{id}/documents
+	// (retrieval.Service); nil answers it with EUNAVAILABLE. The reader
+	// above serves GET /v1/documents/{id}.
+	DocumentLister access.DocumentLister
 	// Version is the server version MCP clients are told.
 	Version string
 	// Erasures, when set, serves the erasure routes (admin scope; see
@@ -173,6 +177,7 @@ func New(o Options) http.Handler {
 	mux.Handle("DELETE /v1/documents/{id}", s.protect(http.HandlerFunc(s.handleDelete), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/sync", s.protect(http.HandlerFunc(s.handleSync), ScopeAdmin, false))
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
+	s.mountDocuments(mux, o.DocumentReader, o.DocumentLister)
 	s.mountDLQ(mux, o.DeadLetters)
 	s.mountInstallations(mux, scopeInstallations(o.Installations))
 	s.mountErasures(mux, o.Erasures)
@@ -194,9 +199,11 @@ func New(o Options) http.Handler {
 			scrape.ServeHTTP(w, r)
 		}), ScopeMetrics, false))
 	}
+	g.webhook = "/v1/webhooks/"
 	if o.Webhooks != nil {
-		g.webhook = "/v1/webhooks/"
 		mux.Handle(g.webhook, http.MaxBytesHandler(o.Webhooks, MaxWebhookBodyBytes))
+	} else {
+		mux.HandleFunc(g.webhook, noWebhooks)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
@@ -468,6 +475,9 @@ func decodeJSON(body io.Reader, v any) error {
 			return ingestd.Errorf(ingestd.EINVALID, "request body is not valid JSON at byte %d", syntax.Offset)
 		case errors.As(err, &typ) && typ.Field == "":
 			return ingestd.Errorf(ingestd.EINVALID, "request body must be a JSON object, not %s", jsonArticle(typ.Value))
+		case errors.As(err, &typ) && typ.Field == "top_k":
+			// retrieval's words for a top_k out of range, as MCP says it.
+			return ingestd.Errorf(ingestd.EINVALID, "request body: field \"top_k\" must be a whole number from 1 to %d, not %s", ingestd.MaxTopK, jsonArticle(typ.Value))
 		case errors.As(err, &typ):
 			return ingestd.Errorf(ingestd.EINVALID, "request body: field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), jsonArticle(typ.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -572,6 +582,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// noWebhooks answers the webhook route of a server where no installation
+// takes webhooks, in the words the intake uses for one that takes none
+// (connectors/webhook.NoWebhooks): it names no configured installation.
+func noWebhooks(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/v1/webhooks/")
+	writeError(w, ingestd.Errorf(ingestd.ENOTFOUND, "installation %q takes no webhooks: only an installation with webhook settings does", id))
 }
 
 // checker answers gRPC health from Ready.

@@ -47,17 +47,21 @@ type env struct {
 
 // MustServe starts the handler on 127.0.0.1 with api.NewServer (h2c) and
 // shuts it down at cleanup. Options' Retriever (the service in its
-// metrics, as serve wires it), Documents and DocumentReader are filled in.
+// metrics, as serve wires it), Documents, DocumentReader and DocumentLister
+// are filled in.
 func MustServe(tb testing.TB, mode string, o api.Options) *env {
 	tb.Helper()
 	s, e := retrievaltest.MustAcceptance(tb)
 	reg := prometheus.NewRegistry()
-	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: retrievaltest.Installations(), Documents: s})
+	svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, FirewallMode: mode, Installations: retrievaltest.Installations(), Documents: s, Index: s})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if o.DocumentReader == nil {
 		o.DocumentReader = svc
+	}
+	if o.DocumentLister == nil {
+		o.DocumentLister = svc
 	}
 	measured, err := metrics.New(svc, &metrics.Options{Registerer: reg})
 	if err != nil {
@@ -404,7 +408,7 @@ func TestErrors(t *testing.T) {
 		wantCode   string
 		wantMsg    string
 	}{
-		{name: "top_k too large", method: "POST", path: "/v1/retrieve", body: `{"query":"refund","top_k":101}`, wantStatus: 400, wantCode: "invalid", wantMsg: "top_k must be between 1 and 100, got 101"},
+		{name: "top_k too large", method: "POST", path: "/v1/retrieve", body: `{"query":"refund","top_k":101}`, wantStatus: 400, wantCode: "invalid", wantMsg: "top_k must be a whole number from 1 to 100, not 101"},
 		{name: "empty query", method: "POST", path: "/v1/retrieve", body: `{"query":""}`, wantStatus: 400, wantCode: "invalid", wantMsg: "query is empty"},
 		{name: "unknown field", method: "POST", path: "/v1/retrieve", body: `{"query":"refund","topk":3}`, wantStatus: 400, wantCode: "invalid", wantMsg: `unknown field "topk"`},
 		{name: "wrong type", method: "POST", path: "/v1/retrieve", body: `{"query":"refund","top_k":"3"}`, wantStatus: 400, wantCode: "invalid", wantMsg: `"top_k"`},
@@ -437,7 +441,7 @@ func TestErrors(t *testing.T) {
 	}
 	t.Run("top_k too large over gRPC", func(t *testing.T) {
 		_, err := client.New(e.URL, &client.Options{HTTPClient: e.H2C, GRPC: true}).Retrieve(t.Context(), ingestd.RetrieveRequest{Query: "refund", TopK: 500})
-		if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(ingestd.ErrorMessage(err), "top_k must be between 1 and 100") {
+		if ingestd.ErrorCode(err) != ingestd.EINVALID || !strings.Contains(ingestd.ErrorMessage(err), "top_k must be a whole number from 1 to 100") {
 			t.Errorf("err = %v", err)
 		}
 	})

@@ -120,6 +120,8 @@ func routes() []call {
 		{method: "GET", path: "/v1/provenance"},
 		{method: "POST", path: "/v1/retrieve", ctype: json, body: retrieveBody},
 		{method: "POST", path: "/v1/documents/" + id + "/reject", ctype: json},
+		{method: "GET", path: "/v1/documents/" + id},
+		{method: "GET", path: "/v1/installations/handbook/documents?limit=2"},
 		{method: "DELETE", path: "/v1/documents/" + id, ctype: json},
 		{method: "POST", path: "/v1/installations/handbook/sync", ctype: json},
 		{method: "POST", path: "/v1/installations/docs/urls", ctype: json, body: `{"url":"https://docs.example.com/"}`},

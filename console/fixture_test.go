@@ -144,7 +144,7 @@ func newServer(t *testing.T, tokens bool) *server {
 	emb := embedder.NewLexical(retrievaltest.Dims)
 	retrievaltest.MustPut(t, store, emb, corpus(t)...)
 	svc, err := retrieval.New(retrieval.Options{Store: store, Embedder: emb, FirewallMode: "enforce",
-		Installations: installations, Documents: store})
+		Installations: installations, Documents: store, Index: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func newServer(t *testing.T, tokens bool) *server {
 		}
 	}
 	dead := &deadLetters{}
-	o := api.Options{Retriever: svc, Documents: store, DocumentReader: svc, DeadLetters: dead,
+	o := api.Options{Retriever: svc, Documents: store, DocumentReader: svc, DocumentLister: svc, DeadLetters: dead,
 		Installations: mon, Erasures: erasures{}}
 	if tokens {
 		o.Tokens = []api.Token{

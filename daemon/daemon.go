@@ -254,6 +254,7 @@ func (d *Daemon) Service() (*retrieval.Service, error) {
 		FirewallMode:  d.o.FirewallMode,
 		Installations: d.Installations(),
 		Documents:     d.store,
+		Index:         d.store,
 		Logger:        d.log,
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +28,12 @@ import (
 // installation, "docs", over a folder holding one handbook page, and
 // closes it when the test ends.
 func MustOpen(tb testing.TB) *daemon.Daemon {
+	tb.Helper()
+	return mustOpenLogged(tb, nil)
+}
+
+// mustOpenLogged is MustOpen with the daemon's logger (nil: none).
+func mustOpenLogged(tb testing.TB, log *slog.Logger) *daemon.Daemon {
 	tb.Helper()
 	dir := tb.TempDir()
 	root := filepath.Join(dir, "docs")
@@ -52,6 +59,7 @@ func MustOpen(tb testing.TB) *daemon.Daemon {
 	d, err := daemon.Open(context.Background(), daemon.Options{
 		Store: s, Maintainer: s, Embedder: embedder.NewLexical(0), Keys: keys,
 		Installations: []daemon.Installation{{Installation: inst, Connector: conn}},
+		Logger:        log,
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/connectors/webhook"
 	"github.com/ingestd/ingestd/jobs"
 )
 
@@ -114,10 +115,14 @@ func (d *Daemon) Run(ctx context.Context, role Role, so ServeOptions) error {
 		}
 		return err
 	}
-	defer jq.Close()
 	d.log.Info("serve.listening", "addr", s.ln.Addr().String(), "role", string(role), "firewall_mode", d.o.FirewallMode,
 		"installations", len(d.order), "version", so.Version)
-	return s.run(ctx, jq, serveErr)
+	err = s.run(ctx, jq, serveErr)
+	jq.Close()
+	// serve.stopped: the API, the workers and the queue are closed; what
+	// the daemon itself holds (the store) its Close releases.
+	d.log.Info("serve.stopped", "role", string(role), "error", errString(err))
+	return err
 }
 
 // serving is one Run's state.
@@ -172,6 +177,7 @@ func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 	return api.New(api.Options{
 		Retriever:      svc,
 		DocumentReader: docs,
+		DocumentLister: docs,
 		Version:        so.Version,
 		Documents:      d.store,
 		Tokens:         so.Tokens,
@@ -311,10 +317,8 @@ func (g *queueGate) webhooks() http.Handler {
 			(*h).ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "5")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte(`{"error": "waiting for the job stream; retry"}` + "\n"))
+		webhook.Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "waiting for the job stream; retry")
 	})
 }
 
@@ -374,4 +378,12 @@ func (d gatedDeadLetters) ReplayAll(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return jq.ReplayAll(ctx)
+}
+
+// errString is err's text, "" for nil, for a log attribute.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,6 +25,12 @@ func TestQueueGateAnswersUntilOpen(t *testing.T) {
 	}
 	if rec.Header().Get("Retry-After") == "" {
 		t.Error("webhook before open: no Retry-After")
+	}
+	var body struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error.Code != ingestd.EUNAVAILABLE || body.Error.Message == "" {
+		t.Errorf("webhook before open: body %q (%v), want the API's {\"error\": {\"code\", \"message\"}}", rec.Body, err)
 	}
 	g.setWebhooks(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
 	rec = httptest.NewRecorder()

@@ -126,7 +126,7 @@ func newServer(o Options) (*mcp.Server, *server) {
 		version = "dev"
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ingestd", Title: "ingestd retrieval", Version: version},
-		&mcp.ServerOptions{Instructions: Instructions, Logger: o.Logger})
+		&mcp.ServerOptions{Instructions: Instructions, Logger: sdkLogger(o.Logger)})
 	openWorld, closedWorld := true, false
 	srv.AddTool(&mcp.Tool{
 		Name:  "retrieve",
@@ -199,7 +199,7 @@ func handler(o Options, ho *HandlerOptions, fast bool) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    stateless,
 		JSONResponse: stateless,
-		Logger:       ho.Logger,
+		Logger:       sdkLogger(ho.Logger),
 		// The guard in front refuses foreign Hosts with the listen_hosts
 		// the operator configured; the SDK's own loopback-only check
 		// would refuse those names.
@@ -386,13 +386,16 @@ func decodeArgs(raw json.RawMessage, v any) error {
 		var typ *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &typ) && typ.Field == "":
-			return ingestd.Errorf(ingestd.EINVALID, "arguments must be a JSON object, not %s", typ.Value)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments must be a JSON object, not %s", jsonValue(typ.Value))
+		case errors.As(err, &typ) && typ.Field == "top_k":
+			// REST's words for the same mistake (retrieval's range check).
+			return ingestd.Errorf(ingestd.EINVALID, "top_k must be a whole number from 1 to %d, not %s", ingestd.MaxTopK, jsonValue(typ.Value))
 		case errors.As(err, &typ):
-			return ingestd.Errorf(ingestd.EINVALID, "arguments: field %q must be %s", typ.Field, typ.Type)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments: field %q must be %s, not %s", typ.Field, jsonKind(typ.Type), jsonValue(typ.Value))
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return ingestd.Errorf(ingestd.EINVALID, "arguments have an unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
-			return ingestd.Errorf(ingestd.EINVALID, "arguments: %v", err)
+			return ingestd.Errorf(ingestd.EINVALID, "arguments are not a valid JSON object")
 		}
 	}
 	if dec.More() {

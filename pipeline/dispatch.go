@@ -59,7 +59,7 @@ func (p *Pipeline) SyncDispatch(ctx context.Context, inst ingestd.Installation, 
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.end(start, err)
-	p.log.Info("sync.dispatch", "installation", inst.ID, "seen", ps.sum.Seen, "queued", ps.sum.Queued, "unchanged", ps.sum.Unchanged,
+	p.log.Log(ctx, ps.passLevel(err), "sync.dispatch", "installation", inst.ID, "seen", ps.sum.Seen, "queued", ps.sum.Queued, "unchanged", ps.sum.Unchanged,
 		"added", ps.sum.Added, "changed", ps.sum.Changed, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed,
 		"skipped", ps.sum.Skipped, "expected", ps.sum.Expected, "error", errString(err))
 	ps.checkSum()

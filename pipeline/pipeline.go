@@ -77,6 +77,7 @@ type Pipeline struct {
 	log      *slog.Logger
 	now      func() time.Time
 	docLocks [64]sync.Mutex // IngestAt and DeleteAt, striped by document id
+	failures failureMemory  // what each installation's last pass failed on (failures.go)
 }
 
 // New returns a pipeline.

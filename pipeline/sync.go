@@ -146,7 +146,7 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.end(start, err)
-	p.log.Info("sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
+	p.log.Log(ctx, ps.passLevel(err), "sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
 		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "skipped", ps.sum.Skipped,
 		"expected", ps.sum.Expected, "error", errString(err))
 	ps.checkSum()
@@ -177,6 +177,7 @@ type pass struct {
 	sum      Summary
 	listed   map[string]bool // external ids Put, Failed or Skipped: kept by reconcile
 	complete bool
+	whole    bool // every item reported, the connector tombstoning itself (Whole)
 	cursors  cursorLog
 }
 
@@ -278,6 +279,17 @@ func (ps *pass) Skip(externalID, reason string) {
 	ps.record(externalID, Skipped, errors.New(reason))
 }
 
+func (ps *pass) Unchanged(externalID string) {
+	ps.saw()
+	ps.record(externalID, Unchanged, nil)
+}
+
+func (ps *pass) Whole() {
+	ps.mu.Lock()
+	ps.whole = true
+	ps.mu.Unlock()
+}
+
 func (ps *pass) Cursor(ctx context.Context, key string) (string, error) {
 	return ps.p.store.Cursor(ctx, ps.inst.ID, key)
 }
@@ -356,7 +368,7 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 			reason = err.Error()
 		}
 		ps.sum.Failures = append(ps.sum.Failures, Failure{ExternalID: externalID, Reason: reason})
-		ps.p.log.Warn("ingest.item_failed", "installation", ps.inst.ID, "external_id", externalID, "reason", reason)
+		ps.p.log.Log(context.Background(), ps.failureLevel(externalID, reason), "ingest.item_failed", "installation", ps.inst.ID, "external_id", externalID, "reason", reason)
 	}
 	ps.mu.Unlock()
 	if ps.prog != nil {
@@ -370,7 +382,8 @@ func (ps *pass) record(externalID string, o Outcome, err error) {
 // end completes the summary of a pass that started at start and ended
 // with err. The caller holds ps.mu.
 func (ps *pass) end(start time.Time, err error) {
-	ps.sum.Complete = ps.complete && err == nil
+	ps.sum.Complete = (ps.complete || ps.whole) && err == nil
+	ps.p.failures.remember(ps.inst.ID, ps.sum.Failures)
 	ps.sum.StartedAt = start
 	ps.sum.Duration = ps.p.now().Sub(start)
 	ps.sum.Cursors = ps.cursors.summary()

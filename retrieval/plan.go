@@ -86,7 +86,7 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 	case p.topK == 0:
 		p.topK = ingestd.DefaultTopK
 	case p.topK < 0 || p.topK > ingestd.MaxTopK:
-		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be between 1 and %d, got %d", ingestd.MaxTopK, r.TopK)
+		return nil, ingestd.Errorf(ingestd.EINVALID, "top_k must be a whole number from 1 to %d, not %d", ingestd.MaxTopK, r.TopK)
 	}
 	var tiers tierSet
 	for _, t := range r.Tiers {

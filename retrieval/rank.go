@@ -24,7 +24,8 @@ func (a *answer) primaryAndExpanded(ctx context.Context) error {
 			return err
 		}
 		hits := r.fused()
-		if a.p.auto {
+		a.noMatch = len(hits) == 0 // under the floor (floor.go)
+		if a.p.auto && !a.noMatch {
 			if hits, err = a.ground(ctx, r, hits); err != nil {
 				return err
 			}
@@ -102,7 +103,7 @@ func (a *answer) rank(ctx context.Context, sc scope, limit int) (rankings, error
 	}
 	// A chunk with no similarity at all is not a vector candidate.
 	vec = slices.DeleteFunc(vec, func(h ingestd.Hit) bool { return h.Score <= 0 })
-	return rankings{text: text, vec: vec}, nil
+	return a.floor(ctx, sc, rankings{text: text, vec: vec})
 }
 
 // maxRefills bounds how often ranked asks a ranker again for more.

@@ -108,6 +108,14 @@ type Options struct {
 	// document resources); nil answers it with EUNAVAILABLE. An
 	// ingestd.Store is one.
 	Documents ChunkReader
+	// Index serves ListDocuments and the document's own fields (author,
+	// dates, metadata) in Document; nil answers ListDocuments with
+	// EUNAVAILABLE and leaves those fields out. An ingestd.Store is one.
+	Index DocumentIndex
+	// MinSimilarity raises the relevance floor a vector hit must clear
+	// when no word of the query is in the corpus, for an embedder that is
+	// not the lexical one (see floor.go); 0 leaves the calibrated floor.
+	MinSimilarity float64
 	// Logger receives the provenance.tool_firewall.blocked line of every
 	// turn the verdict blocks (or would block, in shadow mode).
 	Logger *slog.Logger
@@ -132,6 +140,9 @@ type Service struct {
 	insts    []ingestd.Installation
 	ids      []string // insts' ids, in order
 	docs     ChunkReader
+	index    DocumentIndex
+	minSim   float64
+	probe    probe // the relevance floor's (floor.go)
 	perDoc   int
 	expCap   int
 	rejCap   int
@@ -159,6 +170,8 @@ func New(o Options) (*Service, error) {
 		insts:  slices.Clone(o.Installations),
 		ids:    installationIDs(o.Installations),
 		docs:   o.Documents,
+		index:  o.Index,
+		minSim: o.MinSimilarity,
 		perDoc: orDefault(o.PerDocument, DefaultPerDocument),
 		expCap: orDefault(o.ExpandCap, DefaultExpandCap),
 		rejCap: orDefault(o.RejectedCap, DefaultRejectedCap),
@@ -347,8 +360,11 @@ func (s *Service) Document(ctx context.Context, id string) (*ingestd.ServedDocum
 		}
 		doc.Chunks = append(doc.Chunks, ingestd.ServedChunk{
 			ChunkID: c.ID, DocumentID: id, Installation: c.Installation, SourceKind: c.SourceKind, URI: c.URI, Title: c.Title,
-			Tier: doc.Tier, Fenced: c.Fenced, Text: c.Text, HeadingPath: c.HeadingPath,
+			Tier: doc.Tier, Fenced: c.Fenced, Text: c.Text, HeadingPath: c.HeadingPath, Locator: c.Locator,
 		})
+	}
+	if err := s.describe(ctx, doc); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
@@ -365,6 +381,9 @@ type answer struct {
 	// exclude_untrusted, or grounding auto's choice (see ground).
 	trustedOnly bool
 	grounded    string // what grounded the answer, an ingestd.Grounded* value
+	// noMatch: nothing cleared the relevance floor (floor.go), so the
+	// answer serves nothing.
+	noMatch bool
 
 	tiers *tierView // the tiers in force every stage and the verdict read
 }
@@ -400,6 +419,11 @@ func (a *answer) run(ctx context.Context) error {
 		return rejErr
 	}
 	a.rejected = rej.all
+	if a.noMatch {
+		if err := a.floorRejected(ctx); err != nil {
+			return err
+		}
+	}
 	if a.trustedOnly {
 		a.rejected = rej.trusted
 		for _, id := range rej.untrusted {
@@ -407,6 +431,8 @@ func (a *answer) run(ctx context.Context) error {
 		}
 	}
 	switch {
+	case a.noMatch && len(a.rejected) == 0:
+		a.grounded = ingestd.GroundedNothing
 	case a.trustedOnly:
 		a.grounded = ingestd.GroundedTrusted
 	case a.p.auto:

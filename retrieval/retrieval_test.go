@@ -388,8 +388,8 @@ func TestRequestValidation(t *testing.T) {
 		wantErr string // substring of the message; "" means no error
 	}{
 		{name: "empty query", req: ingestd.RetrieveRequest{Query: "  "}, wantErr: "query is empty"},
-		{name: "top_k too large", req: ingestd.RetrieveRequest{Query: "refund", TopK: 101}, wantErr: "top_k must be between 1 and 100, got 101"},
-		{name: "top_k negative", req: ingestd.RetrieveRequest{Query: "refund", TopK: -1}, wantErr: "top_k must be between 1 and 100"},
+		{name: "top_k too large", req: ingestd.RetrieveRequest{Query: "refund", TopK: 101}, wantErr: "top_k must be a whole number from 1 to 100, not 101"},
+		{name: "top_k negative", req: ingestd.RetrieveRequest{Query: "refund", TopK: -1}, wantErr: "top_k must be a whole number from 1 to 100"},
 		{name: "top_k max", req: ingestd.RetrieveRequest{Query: "refund", TopK: 100}},
 		{name: "unknown tier filter", req: ingestd.RetrieveRequest{Query: "refund", Tiers: []string{"partner-beta"}}, wantErr: `tier "partner-beta" is not one of`},
 		{name: "long query", req: ingestd.RetrieveRequest{Query: strings.Repeat("a", ingestd.MaxQueryBytes+1)}, wantErr: "at most 4096"},

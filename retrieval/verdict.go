@@ -45,6 +45,10 @@ func (a *answer) response(ctx context.Context) (*ingestd.RetrieveResponse, error
 	return resp, nil
 }
 
+// chunks serves a block. A score below 0 (a neighbour whose vector
+// points away from the query's) is shown as 0, no similarity: expanded
+// chunks come by their relation, and a negative number would read as a
+// rank below nothing.
 func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []ingestd.ServedChunk {
 	out := make([]ingestd.ServedChunk, 0, len(block))
 	for _, c := range block {
@@ -56,7 +60,7 @@ func (a *answer) chunks(block []served, tiers map[string]ingestd.Tier) []ingestd
 			ChunkID: c.view.ID, DocumentID: c.view.DocumentID,
 			Installation: c.view.Installation, SourceKind: c.view.SourceKind,
 			URI: c.view.URI, Title: c.view.Title, Tier: provenance.Name(t),
-			Score: c.score, Fenced: c.view.Fenced, Text: c.view.Text, Via: c.via,
+			Score: max(c.score, 0), Fenced: c.view.Fenced, Text: c.view.Text, Via: c.via,
 			HeadingPath: c.view.HeadingPath, Locator: c.view.Locator,
 		})
 	}

@@ -617,6 +617,7 @@ func strictDecode(path string, n *yaml.Node, v any, where string) error {
 			line, msg := n.Line, first.Message
 			if first.Mark.Line > 0 {
 				line = first.Mark.Line
+				msg = plainDecodeMessage(msg, n, first.Mark.Line, first.Mark.Column) // yamlmsg.go
 			}
 			if first.ContextMsg != "" {
 				msg = first.ContextMsg + ": " + msg

@@ -39,7 +39,7 @@ func TestConfigErrorsNameTheLine(t *testing.T) {
 			line: "ingestd.yaml:2:", want: "unknown anchor"},
 		{name: "value of the wrong type", cmd: "provenance",
 			body: quiet + "firewall:\n  mode: enforce\nlisten_hosts:\n  - a.example\n  - {b: c}\n",
-			line: "ingestd.yaml:6:", want: "cannot construct !!map into string"},
+			line: "ingestd.yaml:6:", want: "listen_hosts[1] must be a string, not a mapping"},
 		{name: "listen beyond loopback without auth", cmd: "serve",
 			body: quiet + "listen: 0.0.0.0:0\n",
 			line: "ingestd.yaml:2:", want: "no auth tokens are configured"},

@@ -283,7 +283,7 @@ func configFlag(fs *flag.FlagSet, e *env) *string {
 	if def == "" {
 		def = "ingestd.yaml"
 	}
-	return fs.String("config", def, "the configuration `file`")
+	return fs.String("config", def, "the configuration `file`; without --config, $INGESTD_CONFIG, else the default")
 }
 
 func splitList(s string) []string {

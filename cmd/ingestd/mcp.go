@@ -4,11 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"slices"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
@@ -33,7 +30,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	transport := &mcp.IOTransport{Reader: io.NopCloser(os.Stdin), Writer: nopWriteCloser{e.stdout.raw()}}
+	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.raw())
 	if *server != "" {
 		if *as != "" {
 			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
@@ -81,9 +78,5 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 var _ ingestd.Retriever = (*client.Client)(nil)

@@ -145,6 +145,9 @@ func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) 
 		name   string
 		chunks []ingestd.ServedChunk
 	}{{"primary", resp.Primary}, {"expanded", resp.Expanded}, {"rejected", resp.Rejected}}
+	if resp.Grounding == ingestd.GroundedNothing {
+		w.Printf("nothing in the corpus matches the query: no word of it is indexed and no chunk is similar enough\n")
+	}
 	for _, b := range blocks {
 		paint(ansiBold, b.name)
 		w.Printf(" (%d)\n", len(b.chunks))

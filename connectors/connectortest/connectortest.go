@@ -55,14 +55,16 @@ type Pass struct {
 	opts Options
 
 	// This pass.
-	puts     []ingestd.Item
-	putCount map[string]int
-	deletes  []string
-	fails    map[string]error
-	skips    []Skip
-	seen     int // Put, Delete, Fail and Skip calls recorded
-	totals   []int
-	complete bool
+	puts      []ingestd.Item
+	putCount  map[string]int
+	deletes   []string
+	fails     map[string]error
+	skips     []Skip
+	seen      int // Put, Delete, Fail and Skip calls recorded
+	totals    []int
+	complete  bool
+	unchanged []string
+	whole     bool
 
 	// Across passes.
 	items   map[string]ingestd.Item
@@ -96,6 +98,7 @@ func (p *Pass) Next() *Pass {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.puts, p.putCount, p.deletes, p.fails, p.skips, p.seen, p.totals, p.complete = nil, nil, nil, nil, nil, 0, nil, false
+	p.unchanged, p.whole = nil, false
 	return p
 }
 
@@ -157,6 +160,35 @@ func (p *Pass) Skip(externalID, reason string) {
 	defer p.mu.Unlock()
 	p.skips = append(p.skips, Skip{ExternalID: externalID, Reason: reason})
 	p.seen++
+}
+
+// Unchanged records the external id as reported unchanged, in order.
+func (p *Pass) Unchanged(externalID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unchanged = append(p.unchanged, externalID)
+	p.seen++
+}
+
+// Whole records that the pass said it reported every item.
+func (p *Pass) Whole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.whole = true
+}
+
+// UnchangedIDs returns the external ids reported unchanged, in order.
+func (p *Pass) UnchangedIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.unchanged)
+}
+
+// IsWhole reports whether the pass called Whole.
+func (p *Pass) IsWhole() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.whole
 }
 
 // Cursor returns the value last set for key, or "" if none is.

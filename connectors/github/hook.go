@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/internal/jsonmsg"
 )
 
 // WebhookFlavor is the "github" webhook flavour: deliveries signed with
@@ -128,7 +129,7 @@ func (h hookEvent) del(id string, updated, created gh.Timestamp) ingestd.Job {
 // decode reads the body into v; a body it cannot read is unprocessable.
 func (h hookEvent) decode(v any) error {
 	if err := json.NewDecoder(bytes.NewReader(h.body)).Decode(v); err != nil {
-		return unprocessable("%s payload: %v", h.event, err)
+		return unprocessable("%s payload: %s", h.event, jsonmsg.Describe(err))
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ import (
 
 // Revalidation and tombstones.
 //
-// A pass never calls Pass.Complete: a crawl cannot list everything a site
+// A pass never calls Pass.Complete (it calls Pass.Whole when it reported
+// every page it knows, each 304 as Unchanged): a crawl cannot list everything a site
 // holds (max_pages, depth, a page unchanged since last time that we did
 // not download), so reconciliation by absence would tombstone pages that
 // are merely unvisited. Instead the connector keeps per-page state in
@@ -70,6 +71,9 @@ type crawl struct {
 	added    int
 	fetched  int
 	indexDue bool
+	// partial: the pass may have missed pages (max_pages stopped it, a
+	// sitemap could not be read), so it is not Whole.
+	partial bool
 }
 
 func newCrawl(s *Source, pass ingestd.Pass, within *scope) *crawl {
@@ -120,13 +124,15 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 			}
 		}
 	}
+	c.partial = c.partial || len(queue) > 0
 	// Known pages the crawl did not reach: revalidate (or count a miss).
 	for key := range c.index {
-		if c.fetched >= s.cfg.Crawl.MaxPages {
-			break
-		}
 		if c.visited[key] {
 			continue
+		}
+		if c.fetched >= s.cfg.Crawl.MaxPages {
+			c.partial = true
+			break
 		}
 		u, err := url.Parse(key)
 		if err != nil {
@@ -136,7 +142,16 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 			return err
 		}
 	}
-	return c.saveIndex(ctx)
+	if err := c.saveIndex(ctx); err != nil {
+		return err
+	}
+	if !c.partial {
+		// Every page known or reached was reported: put, unchanged (a
+		// 304), failed or tombstoned by its misses. What is gone the
+		// misses tombstone, so this is Whole, never Complete.
+		pass.Whole()
+	}
+	return nil
 }
 
 // visit handles one URL and returns the in-scope links to follow from it.
@@ -183,6 +198,9 @@ func (c *crawl) visit(ctx context.Context, q queued) ([]*url.URL, error) {
 		return nil, c.fetchFailed(ctx, q, key, st, known, err)
 	}
 	if resp.Status == http.StatusNotModified {
+		if known {
+			c.pass.Unchanged(idOf(key, st))
+		}
 		if known && st.Misses != 0 {
 			st.Misses = 0
 			if err := c.saveState(ctx, key, st); err != nil {
@@ -520,6 +538,7 @@ func (c *crawl) sitemap(ctx context.Context) []*url.URL {
 		resp, err := c.s.fetch.get(ctx, u, c.within, validators{}, accept{types: sitemapTypes})
 		if err != nil {
 			c.pass.Fail(u.String(), fmt.Errorf("sitemap: %w", err))
+			c.partial = true
 			return
 		}
 		var doc sitemapDoc
@@ -531,6 +550,7 @@ func (c *crawl) sitemap(ctx context.Context) []*url.URL {
 			}
 		} else if err := xml.Unmarshal(resp.Body, &doc); err != nil {
 			c.pass.Fail(u.String(), fmt.Errorf("sitemap %s: %w", u, err))
+			c.partial = true
 			return
 		}
 		for _, sm := range doc.Sitemaps {

@@ -124,7 +124,7 @@ func New(o Options) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		reply(w, http.StatusMethodNotAllowed, "error", "method not allowed")
+		Refuse(w, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not a method of "+r.URL.Path+": use POST")
 		return
 	}
 	id := r.PathValue("installation")
@@ -138,11 +138,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ep, ok := h.o.Lookup(id)
 	if !ok || id == "" || strings.Contains(id, "/") {
-		reply(w, http.StatusNotFound, "error", "unknown webhook installation")
+		Refuse(w, http.StatusNotFound, ingestd.ENOTFOUND, NoWebhooks(id))
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		reply(w, http.StatusUnsupportedMediaType, "error", "content type must be application/json")
+		Refuse(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
 		return
 	}
 
@@ -161,11 +161,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Refused before a byte of the body is read.
 		h.reject(r, id, delivery, err)
-		reply(w, http.StatusUnauthorized, "error", "signature verification failed")
+		Refuse(w, http.StatusUnauthorized, ingestd.EUNAUTHORIZED, "signature verification failed")
 		return
 	}
 	if r.ContentLength > h.o.MaxBodyBytes {
-		reply(w, http.StatusRequestEntityTooLarge, "error", "body too large")
+		Refuse(w, http.StatusRequestEntityTooLarge, ingestd.ETOOLARGE, fmt.Sprintf("body is larger than %d bytes", h.o.MaxBodyBytes))
 		return
 	}
 
@@ -175,19 +175,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, ErrBadSignature):
 			h.reject(r, id, delivery, err)
-			reply(w, http.StatusUnauthorized, "error", "signature verification failed")
+			Refuse(w, http.StatusUnauthorized, ingestd.EUNAUTHORIZED, "signature verification failed")
 		case errors.Is(err, errIntakeFull):
 			h.log.Warn("webhook: unverified intake full", "installation", id, "remote", r.RemoteAddr)
 			w.Header().Set("Retry-After", RetryAfter)
-			reply(w, http.StatusServiceUnavailable, "error", "too many unverified deliveries in flight; retry")
+			Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "too many unverified deliveries in flight; retry")
 		case errors.As(err, &mbe):
-			reply(w, http.StatusRequestEntityTooLarge, "error", "body too large")
+			Refuse(w, http.StatusRequestEntityTooLarge, ingestd.ETOOLARGE, fmt.Sprintf("body is larger than %d bytes", h.o.MaxBodyBytes))
 		case errors.Is(err, errSpool):
 			h.log.Error("webhook: cannot hold the body", "installation", id, "err", err)
 			w.Header().Set("Retry-After", RetryAfter)
-			reply(w, http.StatusServiceUnavailable, "error", "could not receive the delivery; retry")
+			Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "could not receive the delivery; retry")
 		default:
-			reply(w, http.StatusBadRequest, "error", "cannot read body")
+			Refuse(w, http.StatusBadRequest, ingestd.EINVALID, "the body could not be read")
 		}
 		return
 	}
@@ -251,7 +251,7 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, id string, ep E
 	if err != nil {
 		h.log.Error("webhook: replay memory unavailable", "installation", id, "err", err)
 		w.Header().Set("Retry-After", RetryAfter)
-		reply(w, http.StatusServiceUnavailable, "error", "could not check the delivery against replays; retry")
+		Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "could not check the delivery against replays; retry")
 		return
 	}
 	if seen {
@@ -279,7 +279,7 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, id string, ep E
 		if ingestd.ErrorCode(err) != ingestd.EINTERNAL {
 			msg = ingestd.ErrorMessage(err)
 		}
-		reply(w, http.StatusUnprocessableEntity, "error", msg)
+		Refuse(w, http.StatusUnprocessableEntity, ingestd.EINVALID, msg)
 		return
 	}
 	// The message id names the signed content too, so two processes
@@ -293,7 +293,7 @@ func (h *Handler) accept(w http.ResponseWriter, r *http.Request, id string, ep E
 		if err := h.o.Enqueue(r.Context(), job, mid); err != nil {
 			h.log.Error("webhook: enqueue failed", "installation", id, "delivery", truncate(delivery, 64), "err", err)
 			w.Header().Set("Retry-After", RetryAfter)
-			reply(w, http.StatusServiceUnavailable, "error", "could not queue the delivery; retry")
+			Refuse(w, http.StatusServiceUnavailable, ingestd.EUNAVAILABLE, "could not queue the delivery; retry")
 			return
 		}
 	}
@@ -324,6 +324,23 @@ func reply(w http.ResponseWriter, code int, key, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(map[string]string{key: msg})
+}
+
+// Refuse answers a refusal in the API's one error shape, {"error":
+// {"code", "message"}}, with the API's codes (ingestd's, and the
+// HTTP-only ones the API's guard uses).
+func Refuse(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]map[string]string{"error": {"code": code, "message": msg}})
+}
+
+// NoWebhooks is the message for a delivery to an installation that takes
+// none: not configured, or configured without webhook settings. It never
+// says which, so an unauthenticated sender learns no installation's name.
+func NoWebhooks(installation string) string {
+	return fmt.Sprintf("installation %q takes no webhooks: only an installation with webhook settings does", installation)
 }
 
 func truncate(s string, n int) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/connectors/internal/jsonmsg"
 )
 
 // Standard is the "standard" webhook flavour: Standard Webhooks
@@ -119,7 +120,7 @@ func (m *StandardMapper) job(body []byte, sentAt time.Time) (ingestd.Job, error)
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return ingestd.Job{}, unprocessable("body is not JSON: %v", err)
+		return ingestd.Job{}, unprocessable("body: %s", jsonmsg.Describe(err))
 	}
 	if dec.More() {
 		return ingestd.Job{}, unprocessable("body has data after the JSON document")
