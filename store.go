@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -135,12 +136,21 @@ func PutDocumentsOf(ctx context.Context, s interface {
 // tiers in force are computed from. It is declared here, not in
 // retrieval, because both stores implement it and store/storetest checks
 // its contract, ExpansionChunks's default included. Errors as for Store.
+//
+// A search's answer is a function of the stored corpus and the request,
+// never of the order rows were written in: among equal scores the lower
+// chunk id comes first (SortHits), and a limit that falls inside a run of
+// equal scores keeps the lowest ids of the run. Chunk ids are derived
+// from content (ChunkID), so two stores holding the same corpus answer
+// alike.
 type Searcher interface {
 	// SearchText ranks chunks by full-text relevance to the query (higher
 	// score is better). Query syntax is never interpreted: the words of the
 	// query are matched, operators and quotes are plain text.
 	SearchText(ctx context.Context, query string, f Filter, limit int) ([]Hit, error)
-	// SearchVector ranks chunks by cosine similarity to v (higher is better).
+	// SearchVector ranks chunks by cosine similarity to v (higher is
+	// better). The answer is the exact top limit, whatever index finds
+	// the candidates.
 	SearchVector(ctx context.Context, v []float32, f Filter, limit int) ([]Hit, error)
 
 	// Chunks returns the chunks with the given ids, with their documents,
@@ -293,6 +303,14 @@ type Hit struct {
 	ChunkID    string
 	DocumentID string
 	Score      float64
+}
+
+// SortHits orders hits best first: higher score, then lower chunk id —
+// the total order every search answers in (Searcher).
+func SortHits(hits []Hit) {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ChunkID, b.ChunkID))
+	})
 }
 
 // ChunkView is a chunk with the fields of its document that retrieval serves.

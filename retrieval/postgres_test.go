@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/retrieval"
@@ -37,18 +35,6 @@ func TestExpansionChunksAnswerAsDocumentChunks(t *testing.T) {
 	e := embedder.NewLexical(retrievaltest.Dims)
 	syn := retrievaltest.NewSynthetic(3000, 11)
 	retrievaltest.MustPut(t, s, e, append(retrievaltest.Acceptance(), syn.Docs...)...)
-	// The full-text search ranks the query's rarest word first by the
-	// statistics ANALYZE keeps; autovacuum analysing the new rows between
-	// the two calls of a query would change its answer. Analyse now, once.
-	c, err := pgx.Connect(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(t.Context())
-	if _, err := c.Exec(t.Context(), "ANALYZE"); err != nil {
-		t.Fatal(err)
-	}
-
 	fast, err := retrieval.New(retrieval.Options{Store: s, Embedder: e, Installations: retrievaltest.Installations()})
 	if err != nil {
 		t.Fatal(err)

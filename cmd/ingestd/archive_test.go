@@ -135,6 +135,15 @@ func answers(t *testing.T, cfg string, fullRanks bool) []string {
 	return out
 }
 
+// verdicts keeps of each answer line the query and its verdict.
+func verdicts(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, " top=")
+	}
+	return out
+}
+
 // archived is what an archive holds, written so that two archives compare:
 // each document with its content hash, tier, status, and its chunks' ids
 // (hashes of their text), text hashes and exact vectors.
@@ -225,10 +234,12 @@ func TestArchiveRoundTripPostgres(t *testing.T) {
 	if got := emb.texts.Load(); got != before {
 		t.Fatalf("importing into PostgreSQL embedded %d texts, want none", got-before)
 	}
-	// The two stores rank text differently (FTS4 BM25 here, ts_rank
-	// there): the verdicts and the best result must agree.
-	wantBrief := answers(t, first, false)
-	if got := answers(t, pg, false); !slices.Equal(got, wantBrief) {
+	// The two stores rank text differently (BM25 here, ts_rank there), so
+	// their best results may differ: the verdicts must agree. (Two
+	// PostgreSQL stores, one synced and one imported, agree on whole
+	// answers: TestAnswersDoNotDependOnLoadOrderPostgres.)
+	wantBrief := verdicts(answers(t, first, false))
+	if got := verdicts(answers(t, pg, false)); !slices.Equal(got, wantBrief) {
 		t.Fatalf("PostgreSQL answers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantBrief, "\n"))
 	}
 	mustRun(t, "export", "--out", b, "--config", pg)

@@ -435,21 +435,21 @@ const rankAllSQL = `WITH q AS MATERIALIZED (
 		SELECT ingestd_tsquery_or(w) AS any_word, ingestd_tsquery_and(w) AS all_words, count(*) AS words
 		FROM ingestd_query_words($1) AS w),
 	every_word AS (
-		SELECT c.id, ts_rank_cd(c.search, q.any_word) AS score, c.seq
+		SELECT c.id, ts_rank_cd(c.search, q.any_word) AS score
 		FROM q, chunks c
 		WHERE c.search @@ q.all_words AND c.status = 'active'
-		ORDER BY score DESC, c.seq
+		ORDER BY score DESC, c.id
 		LIMIT $2)
 	SELECT id FROM (
-		SELECT id, score, seq, 0 AS pass FROM every_word
+		SELECT id, score, 0 AS pass FROM every_word
 		UNION ALL
-		(SELECT c.id, ts_rank(c.search, q.any_word) AS score, c.seq, 1 AS pass
+		(SELECT c.id, ts_rank(c.search, q.any_word) AS score, 1 AS pass
 		FROM q, chunks c
 		WHERE (SELECT count(*) FROM every_word) < $2 AND q.words > 1
 			AND c.search @@ q.any_word AND NOT c.search @@ q.all_words AND c.status = 'active'
-		ORDER BY score DESC, c.seq
+		ORDER BY score DESC, c.id
 		LIMIT $2)) AS h
-	ORDER BY pass, score DESC, seq
+	ORDER BY pass, score DESC, id
 	LIMIT $2`
 
 // BenchmarkRetrieve compares the whole retrieval call — retrieval.Service

@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,8 +65,18 @@ type Options struct {
 	// ranks at most (a larger limit raises it to the limit); default 1000.
 	// Ranking reads every candidate's row, so this bounds the cost of a
 	// query of common words; beyond it a pass ranks the chunks the index
-	// yields first rather than the best.
+	// yields first rather than the best. A store of at most ExactChunks
+	// chunks ranks every match.
 	TextCandidates int
+	// ExactChunks is how many chunks the store may hold and still answer
+	// every search exactly: a vector search scores every vector the
+	// filter allows instead of walking the HNSW index, and each full-text
+	// pass ranks every chunk that matches, however many; default 5,000,
+	// negative means never. Up to it no answer can depend on the order
+	// chunks were written in (the graph's shape and the storage order
+	// do); a search then costs a scan of what it matches, which grows
+	// with the store (docs/DESIGN.md).
+	ExactChunks int
 	// FenceCheck is the one fence's check (firewall.Check), asked of
 	// every chunk Import takes; nil means the store imports no chunk
 	// (ingestd.CheckArchived).
@@ -85,11 +96,15 @@ type Store struct {
 	dims int
 	// textCandidates is Options.TextCandidates with its default.
 	textCandidates int
-	hnsw           HNSW // the graph Options ask for
-	now            func() time.Time
-	log            *slog.Logger
-	url            string // without the password, for messages
-	fenceCheck     ingestd.FenceCheck
+	// exactChunks is Options.ExactChunks with its default (-1: never).
+	exactChunks int64
+	sizeMu      sync.Mutex
+	largeUntil  time.Time // exact: the store is larger than exactChunks until then
+	hnsw        HNSW      // the graph Options ask for
+	now         func() time.Time
+	log         *slog.Logger
+	url         string // without the password, for messages
+	fenceCheck  ingestd.FenceCheck
 	// beforeSwap, when set, runs in RebuildVectorIndex between the build
 	// and the swap (a test holds a reader there).
 	beforeSwap func()
@@ -118,6 +133,14 @@ func Open(ctx context.Context, url string, o *Options) (*Store, error) {
 	}
 	if s.textCandidates <= 0 {
 		s.textCandidates = 1000
+	}
+	switch {
+	case o.ExactChunks < 0:
+		s.exactChunks = -1
+	case o.ExactChunks == 0:
+		s.exactChunks = 5_000
+	default:
+		s.exactChunks = int64(o.ExactChunks)
 	}
 	if s.now == nil {
 		s.now = time.Now

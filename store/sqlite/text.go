@@ -89,7 +89,21 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if err := s.vec.sync(ctx); err != nil {
 		return nil, err
 	}
-	return s.withChunkIDs(ctx, s.vec.searchText(terms, f, limit))
+	// The index breaks ties by seq, the order rows were written in. Ask
+	// for one more row than wanted and, while the last ties with the
+	// limit-th, for twice as many: then every row tying at the limit is
+	// here, and ingestd.SortHits keeps those of lowest chunk id.
+	for n := limit + 1; ; n *= 2 {
+		rows := s.vec.searchText(terms, f, n)
+		if len(rows) < n || rows[n-1].hit.Score < rows[limit-1].hit.Score {
+			hits, err := s.withChunkIDs(ctx, rows)
+			if err != nil {
+				return nil, err
+			}
+			ingestd.SortHits(hits)
+			return hits[:min(limit, len(hits))], nil
+		}
+	}
 }
 
 // stmt returns the prepared statement for a fixed query text.

@@ -36,13 +36,26 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	if err := s.vec.sync(ctx); err != nil {
 		return nil, err
 	}
-	cands := s.vec.search(v, f, rescoreCandidates(limit))
-	return s.rescore(ctx, v, cands, limit)
+	for k := rescoreCandidates(limit); ; k *= 4 {
+		cands, unseen := s.vec.search(v, f, k)
+		hits, err := s.rescore(ctx, v, cands, limit)
+		if err != nil {
+			return nil, err
+		}
+		// The answer is exact when no row the index left out can reach
+		// the limit-th exact score (or tie with it); else ask again for
+		// more candidates, at worst every row.
+		if len(hits) >= limit && unseen < hits[limit-1].Score || math.IsInf(unseen, -1) {
+			return hits, nil
+		}
+	}
 }
 
 // rescoreCandidates is how many of the index's best estimates are rescored
-// exactly to return limit hits: the exact top 10 was inside the top 20
-// estimates for every query measured (package vecindex's TestRecall).
+// exactly to return limit hits at first: the exact top 10 was inside the
+// top 20 estimates for every query measured (package vecindex's
+// TestRecall), and SearchVector asks for more when the error bound says a
+// row outside them could still be in.
 func rescoreCandidates(limit int) int { return 2*limit + 8 }
 
 // chunkIDsSQL reads chunk ids by seq; the seqs travel as a JSON array.
@@ -95,7 +108,8 @@ const vectorsSQL = `SELECT seq, id, embedding FROM chunks WHERE seq IN (SELECT v
 
 // rescore replaces the index's estimates with the exact cosine of q and
 // each candidate's stored vector and returns the best limit, ties by lower
-// seq. A candidate deleted meanwhile, or whose vector is gone, is dropped.
+// chunk id (ingestd.SortHits). A candidate deleted meanwhile, or whose
+// vector is gone, is dropped.
 //
 // It reads only the candidates that can be among the best limit: one
 // whose estimate plus its error bound is below the limit-th best estimate
@@ -116,14 +130,12 @@ func (s *Store) rescore(ctx context.Context, q []float32, cands []vecHit, limit 
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(hits, func(a, b vecHit) int {
-		return cmp.Or(cmp.Compare(b.hit.Score, a.hit.Score), cmp.Compare(a.seq, b.seq))
-	})
-	out := make([]ingestd.Hit, 0, min(limit, len(hits)))
-	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, h.hit)
+	out := make([]ingestd.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = h.hit
 	}
-	return out, nil
+	ingestd.SortHits(out)
+	return out[:min(limit, len(out))], nil
 }
 
 // rescoreSplit splits the candidates into those that may be among the
@@ -315,6 +327,18 @@ func (e *embIndex) search(q []float32, allowed []bool, parts [numParts]bool, lim
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Key, b.Key))
 	})
 	return res[:min(limit, len(res))]
+}
+
+// errBound bounds the error of any row's estimate for q in the parts
+// marked in parts (vecindex.Index.ErrBound).
+func (e *embIndex) errBound(q []float32, parts [numParts]bool) float32 {
+	var b float32
+	for p, x := range e.parts {
+		if parts[p] && x.Len() > 0 {
+			b = max(b, x.ErrBound(q))
+		}
+	}
+	return b
 }
 
 // partOf is the part of an embIndex that holds the chunks of a document.
@@ -840,8 +864,10 @@ type vecHit struct {
 }
 
 // search runs one query against the index of the chosen embedder and
-// returns the best limit chunks by the index's estimate.
-func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
+// returns the best limit chunks by the index's estimate, and unseen, a
+// bound on the exact score of every allowed chunk it left out (-Inf when
+// it left none out).
+func (v *vectors) search(q []float32, f ingestd.Filter, limit int) (hits []vecHit, unseen float64) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	var e *embIndex
@@ -855,7 +881,7 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 		}
 	}
 	if e == nil || e.dims() != len(q) {
-		return nil
+		return nil, math.Inf(-1)
 	}
 	rows := v.allowed(f)
 	allowed := rows.allow
@@ -863,11 +889,15 @@ func (v *vectors) search(q []float32, f ingestd.Filter, limit int) []vecHit {
 		allowed = nil // every row passes: the scan skips the check
 	}
 	res := e.search(q, allowed, rows.parts, limit)
-	hits := make([]vecHit, 0, len(res))
+	hits = make([]vecHit, 0, len(res))
 	for _, r := range res {
 		hits = append(hits, vecHit{seq: r.Key, hit: ingestd.Hit{DocumentID: v.docs[r.Group].id, Score: float64(r.Score)}, err: float64(r.Err)})
 	}
-	return hits
+	if len(res) < limit {
+		return hits, math.Inf(-1) // every allowed row is a candidate
+	}
+	// A row left out has an estimate at most the last candidate's.
+	return hits, float64(res[len(res)-1].Score) + float64(e.errBound(q, rows.parts))
 }
 
 // searchText ranks chunks by the in-memory text index: the exact top limit

@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store, fence func(text st
 		{"Archive/ImportInvalid", testImportInvalid},
 		{"Archive/ImportRefusesUnfenced", func(t *testing.T, s ingestd.Store) { testImportRefusesUnfenced(t, s, fence) }},
 	}
+	tests = append(tests, orderTests(open)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.fn(t, open(t))

@@ -53,6 +53,9 @@ func Read(r *binio.Reader) (*Index, error) {
 		x.Free()
 		return nil, err
 	}
+	for _, sc := range x.scales {
+		x.maxScale = max(x.maxScale, sc)
+	}
 	x.pos = make(map[int64]int32, n)
 	for i, k := range x.keys {
 		x.pos[k] = int32(i)

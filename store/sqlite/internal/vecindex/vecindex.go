@@ -56,6 +56,9 @@ type Index struct {
 	groups []int32
 	scales []float32 // per row: cosine ≈ scale * (int8 row · unit query)
 	pos    map[int64]int32
+	// maxScale is at least every row's scale (it is not lowered when a
+	// row goes), for ErrBound.
+	maxScale float32
 }
 
 // block holds BlockRows rows: dims*BlockRows bytes, column c of the block
@@ -98,6 +101,7 @@ func (x *Index) Free() {
 	x.blocks = nil
 	x.keys, x.groups, x.scales = nil, nil, nil
 	x.pos = map[int64]int32{}
+	x.maxScale = 0
 }
 
 // component returns the address of component c of row i.
@@ -128,6 +132,7 @@ func (x *Index) Add(key int64, group int32, v []float32) bool {
 	// Component j is stored as round(v_j / vmax * 127); the row's cosine
 	// with a unit query u is then scale * sum(int8_j * u_j).
 	x.scales[i] = float32(vmax / 127 / math.Sqrt(norm))
+	x.maxScale = max(x.maxScale, x.scales[i])
 	blk := x.blocks[int(i)/BlockRows].data
 	off := int(i) % BlockRows
 	for j, f := range v {
@@ -160,6 +165,7 @@ func (x *Index) MoveTo(dst *Index, key int64) bool {
 	j := dst.slot(key)
 	dst.groups[j] = x.groups[i]
 	dst.scales[j] = x.scales[i]
+	dst.maxScale = max(dst.maxScale, x.scales[i])
 	for c := 0; c < x.dims; c++ {
 		*dst.component(int(j), c) = *x.component(int(i), c)
 	}
@@ -326,6 +332,20 @@ type query struct {
 	// errPerScale times a row's scale bounds the error of the row's
 	// estimate (Result.Err).
 	errPerScale float32
+}
+
+// ErrBound bounds the error of every row's estimate for the query q, the
+// rows Search does not return included: each row's exact cosine with q is
+// within its estimate ± ErrBound(q) (Result.Err is the row's own, smaller
+// bound). A caller that needs the exact top k knows from it when a row
+// Search left out could still be among them. 0 for a query Search
+// refuses.
+func (x *Index) ErrBound(q []float32) float32 {
+	qq, ok := quantise(q)
+	if !ok {
+		return 0
+	}
+	return qq.errPerScale*x.maxScale + 1e-6
 }
 
 // quantise normalises q and scales it to int16 (the largest component to

@@ -269,8 +269,10 @@ func datasets(n, dims, nq int) []dataset {
 	}
 }
 
-// Every estimate is within its Err of the exact cosine: the store prunes
-// its rescoring by these bounds.
+// Every estimate is within its Err of the exact cosine, and every Err
+// within the index's ErrBound for the query: the store prunes its
+// rescoring by the first and knows from the second when a row Search
+// left out could still rank.
 func TestErrBound(t *testing.T) {
 	sets := datasets(3000, 384, 40)
 	defer sets[0].x.Free()
@@ -278,7 +280,11 @@ func TestErrBound(t *testing.T) {
 	for _, ds := range sets {
 		worst, mean, n := 0.0, 0.0, 0
 		for _, q := range ds.queries {
-			for _, r := range ds.x.Search(q, nil, 300, nil) {
+			bound := ds.x.ErrBound(q)
+			for _, r := range ds.x.Search(q, nil, ds.x.Len(), nil) {
+				if r.Err > bound {
+					t.Fatalf("%s: key %d: Err %.3g over ErrBound %.3g", ds.name, r.Key, r.Err, bound)
+				}
 				off := math.Abs(cosine(q, ds.vecs[r.Key]) - float64(r.Score))
 				if off > float64(r.Err) {
 					t.Fatalf("%s: key %d estimated %.6f, cosine %.6f: off by %.2g, Err %.2g", ds.name, r.Key, r.Score, cosine(q, ds.vecs[r.Key]), off, r.Err)
