@@ -55,6 +55,13 @@ type Token struct {
 	// Installations, when not nil, limits the token to the documents of
 	// these installations on every route (see package access).
 	Installations []string
+	// User binds the token to one person; ActForUsers makes every
+	// request name the person it is for; neither is a service token,
+	// the operator's view (see package access). Groups resolves a
+	// person's groups.
+	User        ingestd.Principal
+	ActForUsers bool
+	Groups      ingestd.Groups
 }
 
 // Options configures the handler. Retriever is required.
