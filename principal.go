@@ -63,7 +63,9 @@ func UserPrincipal(name string) (Principal, error) {
 // IsUser reports whether p names one person.
 func (p Principal) IsUser() bool { return strings.HasPrefix(string(p), PrincipalUser+":") }
 
-func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' }
+func isSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+}
 
 // Readers is who may read a document. The zero value is unmapped: the
 // document's readers could not be determined (a shared mailbox on a
