@@ -1,6 +1,8 @@
 package access_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/ingestd/ingestd"
@@ -40,6 +42,52 @@ func TestPrincipalReader(t *testing.T) {
 			t.Errorf("%s: reader %+v, want the service view", tt.name, r)
 		case tt.wantUser != "" && (r == nil || r.User != tt.wantUser):
 			t.Errorf("%s: reader %+v, want %s", tt.name, r, tt.wantUser)
+		}
+	}
+}
+
+// servedDocs serves the documents it holds, ENOTFOUND otherwise.
+type servedDocs map[string]*ingestd.ServedDocument
+
+func (d servedDocs) Document(ctx context.Context, id string) (*ingestd.ServedDocument, error) {
+	if doc, ok := d[id]; ok {
+		return doc, nil
+	}
+	return nil, ingestd.Errorf(ingestd.ENOTFOUND, "document %q not found", id)
+}
+
+// TestDocumentsHideFromPersons: a document its person may not read (an
+// unmapped one included) reads exactly as a missing one; a token acting
+// for people reads none; a service token reads every one.
+func TestDocumentsHideFromPersons(t *testing.T) {
+	docs := access.NewDocuments(servedDocs{
+		"bobs":     {ID: "bobs", Installation: "mail", Readers: ingestd.ReadersOf("user:bob@x")},
+		"unmapped": {ID: "unmapped", Installation: "mail"},
+		"public":   {ID: "public", Installation: "mail", Readers: ingestd.Public()},
+	})
+	alice := &access.Principal{Name: "alice", Scopes: []string{access.ScopeRetrieve}, User: "user:alice@x"}
+	actFor := &access.Principal{Name: "chat", Scopes: []string{access.ScopeRetrieve}, ActForUsers: true}
+	service := &access.Principal{Name: "ops", Scopes: []string{access.ScopeRetrieve}}
+	_, missing := docs.Document(access.NewContext(context.Background(), alice), "nope")
+	for _, tt := range []struct {
+		p      *access.Principal
+		id     string
+		served bool
+	}{
+		{alice, "bobs", false}, {alice, "unmapped", false}, {alice, "public", true},
+		{actFor, "public", false},
+		{service, "bobs", true}, {service, "unmapped", true},
+	} {
+		doc, err := docs.Document(access.NewContext(context.Background(), tt.p), tt.id)
+		if tt.served {
+			if err != nil || doc == nil {
+				t.Errorf("%s reading %s: %v, want it served", tt.p.Name, tt.id, err)
+			}
+			continue
+		}
+		want := strings.Replace(missing.Error(), "nope", tt.id, 1)
+		if err == nil || err.Error() != want || ingestd.ErrorCode(err) != ingestd.ENOTFOUND {
+			t.Errorf("%s reading %s: %v, want %q as for a missing id", tt.p.Name, tt.id, err, want)
 		}
 	}
 }
