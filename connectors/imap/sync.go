@@ -626,7 +626,9 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	}
 	r.expect(len(items) - 1 + len(att.Over) + len(att.Failed))
 	ids := make([]string, 0, len(items))
+	readers := r.s.Readers()
 	for _, it := range items {
+		it.Readers = &readers
 		if err := r.pass.Put(ctx, it); err != nil {
 			return false, &putError{fmt.Errorf("put %s: %w", it.ExternalID, err)}
 		}
