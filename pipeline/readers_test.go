@@ -88,3 +88,42 @@ func TestReadersChangeIsNotAReembedding(t *testing.T) {
 		t.Errorf("the same readers again: %q, want unchanged", out)
 	}
 }
+
+// TestSetReaders: a source's permission change reaches the stored
+// document without its content, a derived one's stays within its
+// parent's, an unknown id is no error.
+func TestSetReaders(t *testing.T) {
+	ctx := context.Background()
+	f := mustPipeline(t)
+	all := ingestd.ReadersOf("user:a@x", "user:b@x")
+	mail := ingestd.Item{ExternalID: "m", Text: "the mail", Readers: &all}
+	att := ingestd.Item{ExternalID: "m#att", Text: "the attachment", ParentExternalID: "m", Readers: &all}
+	for _, it := range []ingestd.Item{mail, att} {
+		if _, err := f.pipe.Ingest(ctx, handbook, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := f.emb.n.Load()
+	if err := f.pipe.SetReaders(ctx, handbook, "m", ingestd.ReadersOf("user:a@x")); err != nil {
+		t.Fatal(err)
+	}
+	// The attachment asks for b too: its parent no longer admits b.
+	if err := f.pipe.SetReaders(ctx, handbook, "m#att", all); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.pipe.SetReaders(ctx, handbook, "nobody", all); err != nil {
+		t.Errorf("SetReaders of an id not stored: %v", err)
+	}
+	for ext, want := range map[string]ingestd.Readers{"m": ingestd.ReadersOf("user:a@x"), "m#att": ingestd.ReadersOf("user:a@x")} {
+		d, err := f.store.Document(ctx, ingestd.DocumentID(handbook.ID, ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Readers.Equal(want) {
+			t.Errorf("%s: readers %+v, want %+v", ext, d.Readers, want)
+		}
+	}
+	if f.emb.n.Load() != before {
+		t.Error("SetReaders embedded text")
+	}
+}
