@@ -65,6 +65,22 @@ type Installation struct {
 	// domains take a higher tier (see VerifiedSenders); nil for most
 	// installations.
 	VerifiedSenders *VerifiedSenders
+
+	// Readers is who the owner declares may read the installation's
+	// documents (files, url, webhook), where the connector reports none
+	// of its own; the zero value leaves them unmapped, readable by no
+	// person. ReadersByPath, tried in order before it, declares readers
+	// for the items whose external id (a files installation's path)
+	// matches a glob (path.Match).
+	Readers       Readers
+	ReadersByPath []PathReaders
+}
+
+// PathReaders declares the readers of the items whose external id
+// matches Glob (path.Match syntax; "**/" is not special).
+type PathReaders struct {
+	Glob    string
+	Readers Readers
 }
 
 // Item is what a connector emits: one document as the source has it, with
@@ -106,6 +122,12 @@ type Item struct {
 	// organisation). It can only restrict: the stamp is the most restrictive
 	// of this and the declared tier, so a connector cannot raise trust.
 	Tier Tier
+	// Readers, when not nil, is who the source says may read the item (a
+	// mailbox's ACL, a repository's collaborators); an unmapped value says
+	// the connector could not determine them. Nil leaves the readers the
+	// owner declared for the installation. A derived item's readers are
+	// intersected with its parent's.
+	Readers *Readers
 }
 
 // Section is a run of an item's text that shares one locator.
@@ -141,6 +163,9 @@ type Document struct {
 	ParentID     string
 	Meta         map[string]string
 	IngestedAt   time.Time
+	// Readers is who may read it, stamped by the pipeline; the zero
+	// value (unmapped) is readable by no person.
+	Readers Readers
 }
 
 // Chunk is a piece of a document. Fenced is the only form of its text meant

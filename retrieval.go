@@ -31,6 +31,10 @@ type ProvenanceRequest struct {
 	// Installations limits the report to the documents of these
 	// installations, and its list to them; empty means all.
 	Installations []string `json:"installations,omitempty"`
+	// Principal and Reader are RetrieveRequest's: the report of a person
+	// counts only what they may read.
+	Principal string  `json:"principal,omitempty"`
+	Reader    *Reader `json:"-"`
 }
 
 // Bounds of a RetrieveRequest.
@@ -76,6 +80,18 @@ type RetrieveRequest struct {
 	// (RetrieveResponse.TrustedView). A plan-then-act host quotes from the
 	// answer and acts on the view.
 	TrustedView bool `json:"trusted_view,omitempty"`
+	// Principal names the person the request is for
+	// ("user:alice@example.com", or the bare address): what a token that
+	// acts for people must send, and what a token bound to one person may
+	// only repeat. The one scope check (api/access) resolves it.
+	Principal string `json:"principal,omitempty"`
+	// Reader is who the request reads for, as api/access resolved it
+	// from the caller's token and Principal: never read from a request
+	// body. Nil is the service view (a service token, the operator),
+	// which reads unmapped documents too; a person's reader reads only
+	// the documents whose readers name them (Reader.May), in every
+	// block and count.
+	Reader *Reader `json:"-"`
 }
 
 // Values of RetrieveRequest.Grounding.
@@ -203,6 +219,9 @@ type ServedDocument struct {
 	CreatedAt  time.Time         `json:"created_at,omitzero"`
 	UpdatedAt  time.Time         `json:"updated_at,omitzero"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	// Readers is who may read the document, for the one scope check
+	// (api/access) to judge; it is never served.
+	Readers Readers `json:"-"`
 }
 
 // Relations an expanded chunk can come through besides the stored link
@@ -222,10 +241,15 @@ const (
 // with another connector kind): they count as untrusted-external. Package
 // provenance computes it (Declarations.Report).
 type ProvenanceReport struct {
-	Total                 int                  `json:"total"`
-	Declared              int                  `json:"declared"`
-	Undeclared            int                  `json:"undeclared"`
-	Orphaned              int                  `json:"orphaned"`
+	Total      int `json:"total"`
+	Declared   int `json:"declared"`
+	Undeclared int `json:"undeclared"`
+	Orphaned   int `json:"orphaned"`
+	// Unmapped counts the documents whose readers could not be
+	// determined (ingestd.Readers): no person may read them until a sync
+	// maps them or the owner declares their readers. A person's report
+	// counts none.
+	Unmapped              int                  `json:"unmapped"`
 	ExternallyAuthored    int                  `json:"externally_authored"`
 	ExternallyAuthoredPct float64              `json:"externally_authored_pct"`
 	Tiers                 []TierShare          `json:"tiers"`
@@ -249,6 +273,7 @@ type InstallationReport struct {
 	Kind      string      `json:"kind"`
 	Tier      string      `json:"tier"`
 	Documents int         `json:"documents"`
+	Unmapped  int         `json:"unmapped"`
 	Tiers     []TierShare `json:"tiers"`
 }
 

@@ -36,6 +36,7 @@ CREATE TABLE documents (
 	meta         TEXT NOT NULL DEFAULT '{}',
 	ingested_at  TEXT NOT NULL,
 	deleted_at   TEXT,
+	readers      TEXT,
 	UNIQUE (installation, external_id)
 );
 CREATE INDEX documents_installation_status ON documents (installation, status);
@@ -147,9 +148,9 @@ CREATE TRIGGER chunks_au_embedding AFTER UPDATE OF embedding, embedder_id ON chu
 END;
 
 CREATE TRIGGER documents_au_filter
-AFTER UPDATE OF installation, source_kind, tier, status ON documents
+AFTER UPDATE OF installation, source_kind, tier, status, readers ON documents
 WHEN old.installation IS NOT new.installation OR old.source_kind IS NOT new.source_kind
-	OR old.tier IS NOT new.tier OR old.status IS NOT new.status
+	OR old.tier IS NOT new.tier OR old.status IS NOT new.status OR old.readers IS NOT new.readers
 BEGIN
 	INSERT INTO changes (document_id) VALUES (new.id);
 END;

@@ -30,6 +30,13 @@ type Pass interface {
 	Put(ctx context.Context, item Item) error
 	// Delete tombstones the item with the external id.
 	Delete(ctx context.Context, externalID string) error
+	// SetReaders gives the stored document of the item with the external
+	// id new readers, as a source's permissions changed (a mailbox's
+	// ACL), without its content: nothing is chunked or embedded. A
+	// derived document's readers stay intersected with its parent's. An
+	// id the store does not hold, or holds as deleted, is no error: it
+	// is left alone. It does not count the item as listed (Complete).
+	SetReaders(ctx context.Context, externalID string, readers Readers) error
 	// Fail records an item that could not be read, with the reason; the
 	// pass goes on, and the item's stored document (if any) is kept.
 	Fail(externalID string, err error)

@@ -179,6 +179,11 @@ type Searcher interface {
 	// the values of metaKeys), for the provenance report. Documents with
 	// equal facts are counted together.
 	CountDocuments(ctx context.Context, metaKeys []string) ([]DocumentCount, error)
+	// CountDocumentsFor counts as CountDocuments does the documents r may
+	// read (every one for a nil r), each count of one ReadersState: the
+	// provenance report for a person counts nothing they may not read,
+	// and the service view's counts its unmapped documents.
+	CountDocumentsFor(ctx context.Context, metaKeys []string, r *Reader) ([]DocumentCount, error)
 }
 
 // Expansion says which chunks Searcher.ExpansionChunks returns: those at
@@ -199,6 +204,9 @@ type Expansion struct {
 	EmbedderID string
 	Adjacent   []ChunkPosition
 	Documents  []string
+	// Reader, when not nil, leaves out the chunks of every document the
+	// person may not read (Reader.May), as Filter.Reader does.
+	Reader *Reader
 }
 
 // ChunkPosition names a chunk by its document and ordinal.
@@ -296,6 +304,9 @@ type Filter struct {
 	// embedder of the most recently written vector with as many dimensions
 	// as the query. SearchText ignores it.
 	EmbedderID string
+	// Reader, when not nil, keeps only the documents that person may read
+	// (Reader.May): never an unmapped one. Nil is the service view.
+	Reader *Reader
 }
 
 // Hit is one ranked chunk.
@@ -349,6 +360,9 @@ type TierFacts struct {
 	// Parent is the facts of the document this one was derived from,
 	// when the store holds it (deleted or not); its own Parent is nil.
 	Parent *TierFacts
+	// Readers is who may read the document, as stored. CountDocuments
+	// leaves it zero.
+	Readers Readers
 }
 
 // DocumentCount is the number of not-deleted documents with the same
@@ -356,6 +370,51 @@ type TierFacts struct {
 type DocumentCount struct {
 	TierFacts
 	Count int
+	// ReadersState is the documents' Readers.State in a count made by
+	// CountDocumentsFor; "" in CountDocuments's.
+	ReadersState string
+}
+
+// ReadableOf returns the ids among ids whose documents r may read (all
+// of them for a nil r), by their stored readers (TierFacts): a store
+// without a faster path narrows an Expansion with it.
+func ReadableOf(ctx context.Context, s interface {
+	TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]TierFacts, error)
+}, r *Reader, ids []string) (map[string]bool, error) {
+	facts, err := s.TierFacts(ctx, ids, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if f, ok := facts[id]; ok && r.May(f.Readers) {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// ReadableExpansion returns x without the documents and positions
+// x.Reader may not read (ReadableOf); x itself when it names no reader.
+func ReadableExpansion(ctx context.Context, s interface {
+	TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[string]TierFacts, error)
+}, x Expansion) (Expansion, error) {
+	if x.Reader == nil {
+		return x, nil
+	}
+	var ids []string
+	for _, p := range x.Adjacent {
+		ids = append(ids, p.DocumentID)
+	}
+	ids = append(ids, x.Documents...)
+	ok, err := ReadableOf(ctx, s, x.Reader, ids)
+	if err != nil {
+		return x, err
+	}
+	out := x
+	out.Adjacent = slices.DeleteFunc(slices.Clone(x.Adjacent), func(p ChunkPosition) bool { return !ok[p.DocumentID] })
+	out.Documents = slices.DeleteFunc(slices.Clone(x.Documents), func(id string) bool { return !ok[id] })
+	return out, nil
 }
 
 // CheckPut validates a document for Store.PutDocument and returns its id

@@ -57,6 +57,13 @@ type Token struct {
 	// Installations, when not nil, limits the token to the documents of
 	// these installations on every route (see package access).
 	Installations []string
+	// User binds the token to one person; ActForUsers makes every
+	// request name the person it is for; neither is a service token,
+	// the operator's view (see package access). Groups resolves a
+	// person's groups.
+	User        ingestd.Principal
+	ActForUsers bool
+	Groups      ingestd.Groups
 }
 
 // Options configures the handler. Retriever is required.
@@ -335,6 +342,14 @@ type requestBody struct {
 	RequestID        string   `json:"request_id"`
 	Grounding        string   `json:"grounding"`
 	TrustedView      bool     `json:"trusted_view"`
+	Principal        string   `json:"principal"`
+}
+
+// request is the body as a request; its Reader is access's to set.
+func (b requestBody) request() ingestd.RetrieveRequest {
+	return ingestd.RetrieveRequest{Query: b.Query, TopK: b.TopK, Installations: b.Installations, Tiers: b.Tiers,
+		SourceKinds: b.SourceKinds, Expand: b.Expand, IncludeRejected: b.IncludeRejected, ExcludeUntrusted: b.ExcludeUntrusted,
+		RequestID: b.RequestID, Grounding: b.Grounding, TrustedView: b.TrustedView, Principal: b.Principal}
 }
 
 func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
@@ -346,7 +361,7 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 	if b.RequestID == "" {
 		b.RequestID = r.Header.Get("X-Request-Id")
 	}
-	resp, err := s.svc.Retrieve(r.Context(), ingestd.RetrieveRequest(b))
+	resp, err := s.svc.Retrieve(r.Context(), b.request())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -355,7 +370,8 @@ func (s *server) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleProvenance(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.svc.Provenance(r.Context(), ingestd.ProvenanceRequest{Installations: r.URL.Query()["installation"]})
+	rep, err := s.svc.Provenance(r.Context(), ingestd.ProvenanceRequest{Installations: r.URL.Query()["installation"],
+		Principal: r.URL.Query().Get("principal")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -73,7 +73,10 @@ func newAuthenticator(tokens []Token) *authenticator {
 		if err := CheckToken(t.Token); err != nil {
 			panic(fmt.Sprintf("api: token %q %s", t.Name, ingestd.ErrorMessage(err)))
 		}
-		p := access.Principal{Name: t.Name, Scopes: slices.Clone(t.Scopes)}
+		if t.User != "" && t.ActForUsers {
+			panic(fmt.Sprintf("api: token %q is bound to %s and acts for users: it is one or the other", t.Name, t.User))
+		}
+		p := access.Principal{Name: t.Name, Scopes: slices.Clone(t.Scopes), User: t.User, ActForUsers: t.ActForUsers, Groups: t.Groups}
 		if t.Installations != nil {
 			p.Installations = slices.Clone(t.Installations)
 		}

@@ -28,6 +28,10 @@ func (s *abandoningStore) CountDocuments(ctx context.Context, _ []string) ([]ing
 	return nil, errors.New("interrupted")
 }
 
+func (s *abandoningStore) CountDocumentsFor(ctx context.Context, keys []string, _ *ingestd.Reader) ([]ingestd.DocumentCount, error) {
+	return s.CountDocuments(ctx, keys)
+}
+
 // TestClientThatCancelsIsNotAServerError: a request whose client went
 // away while the store worked is logged below ERROR, on REST and Connect.
 func TestClientThatCancelsIsNotAServerError(t *testing.T) {

@@ -40,7 +40,7 @@ func (c *connectService) Retrieve(ctx context.Context, req *connect.Request[inge
 }
 
 func (c *connectService) Provenance(ctx context.Context, req *connect.Request[ingestdv1.ProvenanceRequest]) (*connect.Response[ingestdv1.ProvenanceReport], error) {
-	rep, err := c.svc.Provenance(ctx, ingestd.ProvenanceRequest{Installations: req.Msg.GetInstallations()})
+	rep, err := c.svc.Provenance(ctx, ingestd.ProvenanceRequest{Installations: req.Msg.GetInstallations(), Principal: req.Msg.GetPrincipal()})
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func (c *Client) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*inge
 // Provenance returns the corpus report over the installations r names
 // (all the token may see when none).
 func (c *Client) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
-	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{Installations: r.Installations}))
+	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{Installations: r.Installations, Principal: r.Principal}))
 	if err != nil {
 		return ingestd.ProvenanceReport{}, fromConnect("provenance", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -148,6 +149,11 @@ func (p *Pipeline) prepare(ctx context.Context, inst ingestd.Installation, item 
 	if unchanged(prev, doc) {
 		return nil, Unchanged, nil
 	}
+	if sameContent(prev, doc) {
+		// Only who may read it changed (a revocation, a new member): the
+		// store writes the readers and keeps every chunk and vector.
+		return &write{doc: doc, prev: prev}, "", nil
+	}
 
 	chunks, err := p.chunks(ctx, doc, item)
 	if err != nil {
@@ -231,14 +237,20 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 		ContentHash:  itemHash(item),
 	}
 	tiers := []ingestd.Tier{provenance.Declared(inst, item.Meta), item.Tier}
+	doc.Readers = declaredReaders(inst, item)
 	if item.ParentExternalID != "" {
 		doc.ParentID = ingestd.DocumentID(inst.ID, item.ParentExternalID)
 		parent, err := p.store.Document(ctx, doc.ParentID)
 		switch {
 		case err == nil:
 			tiers = append(tiers, parent.Tier)
+			doc.Readers = doc.Readers.Intersect(parent.Readers)
 		case ingestd.ErrorCode(err) != ingestd.ENOTFOUND:
 			return nil, nil, fmt.Errorf("load parent %s: %w", doc.ParentID, err)
+		default:
+			// Its parent is not stored yet: no person reads it until a
+			// later pass finds the parent (fail closed).
+			doc.Readers = ingestd.Readers{}
 		}
 	}
 	doc.Tier = provenance.MostRestrictive(tiers...)
@@ -256,9 +268,30 @@ func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item in
 // content, tier, status and source kind (a document written by another
 // kind of connector is orphaned until stamped again), not a tombstone.
 func unchanged(prev, doc *ingestd.Document) bool {
+	return sameContent(prev, doc) && prev.Readers.Equal(doc.Readers)
+}
+
+// sameContent is unchanged but for the readers.
+func sameContent(prev, doc *ingestd.Document) bool {
 	return prev != nil && prev.Status != ingestd.StatusDeleted &&
 		prev.ContentHash == doc.ContentHash && prev.Tier == doc.Tier && prev.Status == doc.Status &&
 		prev.SourceKind == doc.SourceKind
+}
+
+// declaredReaders is who may read an item before its parent is
+// considered: what its connector mirrored from the source when it did,
+// else the owner's declaration for its path (the first matching
+// readers_by_path glob), else the installation's.
+func declaredReaders(inst ingestd.Installation, item ingestd.Item) ingestd.Readers {
+	if item.Readers != nil {
+		return item.Readers.Normal()
+	}
+	for _, r := range inst.ReadersByPath {
+		if ok, _ := path.Match(r.Glob, item.ExternalID); ok {
+			return r.Readers.Normal()
+		}
+	}
+	return inst.Readers.Normal()
 }
 
 // clean makes an item's strings storable in every store: invalid UTF-8

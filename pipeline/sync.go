@@ -266,6 +266,13 @@ func (ps *pass) Delete(ctx context.Context, externalID string) error {
 	return err
 }
 
+func (ps *pass) SetReaders(ctx context.Context, externalID string, readers ingestd.Readers) error {
+	if err := ps.flush(ctx); err != nil {
+		return err
+	}
+	return ps.p.SetReaders(ctx, ps.inst, externalID, readers)
+}
+
 func (ps *pass) Fail(externalID string, err error) {
 	ps.saw()
 	ps.record(externalID, Failed, err)

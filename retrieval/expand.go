@@ -137,7 +137,7 @@ func (a *answer) neighbours(ctx context.Context, primaryDocs []string, inPrimary
 // of primary chunks and the few chunks of each neighbour document most
 // similar to the query (ingestd.Expansion).
 func (a *answer) expansionChunks(ctx context.Context, neighbours []string) ([]ingestd.ChunkView, error) {
-	x := ingestd.Expansion{Query: a.qv, EmbedderID: a.s.embedder.ID(), Documents: neighbours}
+	x := ingestd.Expansion{Query: a.qv, EmbedderID: a.s.embedder.ID(), Documents: neighbours, Reader: a.p.asked.filter.Reader}
 	for _, c := range a.primary {
 		x.Adjacent = append(x.Adjacent,
 			ingestd.ChunkPosition{DocumentID: c.view.DocumentID, Ordinal: c.view.Ordinal - 1},

@@ -105,6 +105,7 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 		return nil, err
 	}
 	p.asked = s.scope(insts, kinds, tiers)
+	p.asked.filter.Reader = r.Reader // every block's search reads as the person
 	p.served = p.asked
 	if p.exclude || p.auto || p.view {
 		keep, from := tierSet{}, tiers
@@ -117,6 +118,7 @@ func (s *Service) plan(r ingestd.RetrieveRequest) (*plan, error) {
 			}
 		}
 		p.trusted = s.scope(insts, kinds, keep)
+		p.trusted.filter.Reader = r.Reader
 	}
 	if p.exclude {
 		p.served = p.trusted

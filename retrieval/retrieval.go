@@ -299,7 +299,7 @@ func (s *Service) logBlocked(v *ingestd.Verdict, requestID, view string) {
 // and lists only them (a named installation that is not configured is
 // listed when it holds documents, as an orphan).
 func (s *Service) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
-	counts, err := s.store.CountDocuments(ctx, s.decl.MetaKeys())
+	counts, err := s.store.CountDocumentsFor(ctx, s.decl.MetaKeys(), r.Reader)
 	if err != nil {
 		return ingestd.ProvenanceReport{}, fmt.Errorf("count documents: %w", err)
 	}
@@ -349,7 +349,11 @@ func (s *Service) Document(ctx context.Context, id string) (*ingestd.ServedDocum
 		t = ingestd.TierUntrustedExternal
 	}
 	v := views[0]
-	doc := &ingestd.ServedDocument{
+	facts, err := s.store.TierFacts(ctx, []string{id}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("readers of document %s: %w", id, err)
+	}
+	doc := &ingestd.ServedDocument{Readers: facts[id].Readers,
 		ID: id, Installation: v.Installation, SourceKind: v.SourceKind, URI: v.URI, Title: v.Title,
 		Tier: provenance.Name(t), Untrusted: provenance.Untrusted(t), Status: v.DocumentStatus,
 		Chunks: make([]ingestd.ServedChunk, 0, len(views)),

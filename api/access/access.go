@@ -54,6 +54,15 @@ type Principal struct {
 	// documents of these installations. nil means every installation; an
 	// empty non-nil slice means none.
 	Installations []string
+
+	// User binds the caller to one person: every request reads as them
+	// (see Reader). ActForUsers makes every request name the person it is
+	// for. Neither is a service: the operator's view of every document.
+	User        ingestd.Principal
+	ActForUsers bool
+	// Groups is the configured group membership people's readers are
+	// resolved with.
+	Groups ingestd.Groups
 }
 
 // Operator returns the principal of whoever runs the process with its

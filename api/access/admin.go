@@ -30,8 +30,9 @@ func (a *Admin) Document(ctx context.Context, id string) (*ingestd.Document, err
 	if err != nil {
 		return nil, err
 	}
+	reader, rerr := p.Reader("")
 	doc, err := a.next.Document(ctx, id)
-	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND || err == nil && (doc == nil || !p.Sees(doc.Installation)) {
+	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND || err == nil && (doc == nil || !p.Sees(doc.Installation) || rerr != nil || !reader.May(doc.Readers)) {
 		return nil, NotFound(id)
 	}
 	return doc, err

@@ -39,6 +39,9 @@ func (a *Retriever) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*i
 	if r.Installations, err = p.Narrow(r.Installations); err != nil {
 		return nil, err
 	}
+	if r.Reader, err = p.Reader(r.Principal); err != nil {
+		return nil, err
+	}
 	resp, err := a.next.Retrieve(ctx, r)
 	if err != nil || resp == nil {
 		return resp, err
@@ -63,6 +66,9 @@ func (a *Retriever) Provenance(ctx context.Context, r ingestd.ProvenanceRequest)
 	if r.Installations, err = p.Narrow(r.Installations); err != nil {
 		return ingestd.ProvenanceReport{}, err
 	}
+	if r.Reader, err = p.Reader(r.Principal); err != nil {
+		return ingestd.ProvenanceReport{}, err
+	}
 	rep, err := a.next.Provenance(ctx, r)
 	if err != nil {
 		return rep, err
@@ -77,8 +83,9 @@ func (a *Retriever) Provenance(ctx context.Context, r ingestd.ProvenanceRequest)
 
 // Documents is a DocumentReader that applies the principal in the
 // context: ScopeRetrieve, and a document of an installation it may not
-// see reads as not found, with the same error as an id that does not
-// exist.
+// see, or one its person may not read (a token acting for people reads
+// none, since a document read names no person), reads as not found,
+// with the same error as an id that does not exist.
 type Documents struct{ next DocumentReader }
 
 // NewDocuments wraps next.
@@ -90,8 +97,9 @@ func (a *Documents) Document(ctx context.Context, id string) (*ingestd.ServedDoc
 	if err != nil {
 		return nil, err
 	}
+	reader, rerr := p.Reader("")
 	doc, err := a.next.Document(ctx, id)
-	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND || err == nil && (doc == nil || !p.Sees(doc.Installation)) {
+	if ingestd.ErrorCode(err) == ingestd.ENOTFOUND || err == nil && (doc == nil || !p.Sees(doc.Installation) || rerr != nil || !reader.May(doc.Readers)) {
 		return nil, NotFound(id)
 	}
 	if err != nil {

@@ -42,6 +42,9 @@ type Config struct {
 	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
 	Gateway       GatewayConfig        `yaml:"gateway"` // see gatewayconfig.go
+	// Groups is the group membership people's readers resolve with
+	// (people.go): groups: {hr: [user:alice@example.com]}.
+	Groups map[string][]string `yaml:"groups"`
 
 	path       string         // the file it came from
 	dir        string         // its directory: relative paths are relative to it
@@ -176,6 +179,11 @@ type TokenConfig struct {
 	// configured installations on every surface (REST, Connect/gRPC, MCP
 	// tools and resources, the provenance report); absent means all.
 	Installations []string `yaml:"installations"`
+	// User, ActForUsers and Service say whom the token's requests read
+	// for (people.go).
+	User        string `yaml:"user"`
+	ActForUsers bool   `yaml:"act_for_users"`
+	Service     bool   `yaml:"service"`
 }
 
 // TLSConfig is the optional server certificate.
@@ -223,6 +231,10 @@ type InstallationConfig struct {
 	// VerifiedSenders is the verified_senders block (see
 	// verifiedSendersConfig); nil without one.
 	VerifiedSenders *ingestd.VerifiedSenders
+	// Readers and ReadersByPath are the readers and readers_by_path keys
+	// (people.go).
+	Readers       *ingestd.Readers
+	ReadersByPath []ingestd.PathReaders
 
 	line  int
 	block *yaml.Node
@@ -398,6 +410,10 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 					return err
 				}
 				ic.VerifiedSenders = vs.declaration()
+			case "readers", "readers_by_path":
+				if err := c.decodeReaders(&ic, k, v); err != nil {
+					return err
+				}
 			default:
 				if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
 					m := map[string]string{}
@@ -414,7 +430,7 @@ func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) err
 					continue
 				}
 				if _, ok := reg.Kind(k.Value); !ok {
-					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
+					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, readers, readers_by_path, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
 				}
 				ic.block = v
 			}
@@ -545,6 +561,9 @@ func (c *Config) validate(doc *yaml.Node) error {
 			}
 		}
 	}
+	if err := c.checkPeople(); err != nil {
+		return err
+	}
 	for i, h := range c.ListenHosts {
 		n, err := api.NormalizeHost(h)
 		if err != nil {
@@ -593,7 +612,7 @@ func (c *Config) Path(p string) string {
 // Installation returns the domain installation of an entry.
 func (ic InstallationConfig) Installation() ingestd.Installation {
 	return ingestd.Installation{ID: ic.ID, Kind: ic.Kind, Tier: ingestd.Tier(ic.Tier), Interval: ic.Interval, TierByMeta: ic.TierByMeta,
-		VerifiedSenders: ic.VerifiedSenders}
+		VerifiedSenders: ic.VerifiedSenders, Readers: ic.readers(), ReadersByPath: ic.ReadersByPath}
 }
 
 // decodeBlock decodes the installation's kind block into v strictly.

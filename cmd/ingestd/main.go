@@ -52,7 +52,7 @@ var synopses = []synopsis{
 		"run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
 	{"ingest", "PATH|URL --installation ID",
 		"ingest one file into a files installation, or one URL into a url installation"},
-	{"search", "QUERY [--json] [--installations a,b] [--tiers t,u] [--source-kinds k,l] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand] [--no-rejected] [--grounding all|auto] [--trusted-view] [--request-id ID]",
+	{"search", "QUERY [--json] [--installations a,b] [--tiers t,u] [--source-kinds k,l] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand] [--no-rejected] [--grounding all|auto] [--trusted-view] [--request-id ID] [--as-user user:ADDRESS]",
 		"retrieve as a chat backend would: the three blocks, each row's document id and a snippet, and the verdict"},
 	{"mcp", "[--as TOKEN_NAME] [--server URL --token-env VAR]",
 		"serve MCP on stdin/stdout for a desktop host: the retrieve and provenance tools, documents as resources"},

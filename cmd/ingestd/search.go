@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -16,6 +17,7 @@ import (
 // request, and how to print the answer.
 type searchFlags struct {
 	cfgPath, insts, tiers, kinds, grounding, requestID *string
+	asUser                                             *string
 	asJSON, fenced, exclude, noExpand, noRejected      *bool
 	trustedView                                        *bool
 	topK                                               *int
@@ -36,6 +38,7 @@ func newSearchFlags(fs *flag.FlagSet, e *env) *searchFlags {
 		grounding:   fs.String("grounding", "", "all (rank every tier together) or auto (untrusted text only when it answers better)"),
 		trustedView: fs.Bool("trusted-view", false, "also answer with the blocks exclude_untrusted would serve, and their own verdict"),
 		requestID:   fs.String("request-id", "", "an id carried into the firewall log"),
+		asUser:      fs.String("as-user", "", "answer as this person (user:<address>) may read: their documents, their groups', public ones"),
 	}
 }
 
@@ -63,6 +66,7 @@ func (f *searchFlags) request(query string) (ingestd.RetrieveRequest, error) {
 		RequestID:        *f.requestID,
 		Grounding:        *f.grounding,
 		TrustedView:      *f.trustedView,
+		Principal:        *f.asUser,
 	}, nil
 }
 
@@ -89,7 +93,11 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := svc.Retrieve(ctx, req)
+	// The operator's view, through the one scope check: --as-user
+	// narrows it to what that person may read.
+	op := access.Operator()
+	op.Groups = a.cfg.groups()
+	resp, err := access.NewRetriever(svc).Retrieve(access.NewContext(ctx, op), req)
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is
 		// not configured, a --top-k out of range.

@@ -24,7 +24,8 @@ func TestSearchTakesEveryRequestField(t *testing.T) {
 		"query": "", "top_k": "--top-k", "installations": "--installations", "tiers": "--tiers",
 		"source_kinds": "--source-kinds", "expand": "--no-expand", "include_rejected": "--no-rejected",
 		"exclude_untrusted": "--exclude-untrusted", "request_id": "--request-id", "grounding": "--grounding",
-		"trusted_view": "--trusted-view",
+		"trusted_view": "--trusted-view", "principal": "--as-user",
+		"-": "", // Reader: access resolves it from the token and principal, never a flag
 	}
 	rt := reflect.TypeOf(ingestd.RetrieveRequest{})
 	for i := 0; i < rt.NumField(); i++ {

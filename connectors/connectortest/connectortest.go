@@ -67,8 +67,9 @@ type Pass struct {
 	whole     bool
 
 	// Across passes.
-	items   map[string]ingestd.Item
-	cursors map[string]string
+	items      map[string]ingestd.Item
+	cursors    map[string]string
+	readerSets []string
 }
 
 var _ ingestd.Pass = (*Pass)(nil)
@@ -130,6 +131,27 @@ func (p *Pass) Put(_ context.Context, it ingestd.Item) error {
 
 // Delete records the external id and removes its stored item, unless
 // Options.DeleteErr is set.
+// SetReaders records the readers on the item the pass holds under the
+// external id (across passes), if any.
+func (p *Pass) SetReaders(_ context.Context, externalID string, readers ingestd.Readers) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if it, ok := p.items[externalID]; ok {
+		it.Readers = &readers
+		p.items[externalID] = it
+	}
+	p.readerSets = append(p.readerSets, externalID)
+	return nil
+}
+
+// ReaderSets returns the external ids SetReaders was called with, in
+// order, across passes.
+func (p *Pass) ReaderSets() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.readerSets)
+}
+
 func (p *Pass) Delete(_ context.Context, externalID string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -40,6 +40,12 @@ type repoCursor struct {
 	FullName      string `json:"full_name"`
 	DefaultBranch string `json:"default_branch"`
 	HTMLURL       string `json:"html_url"`
+	// Visibility is the repository's ("public", "private", "internal");
+	// "" in a cursor from before it was kept, which is looked up again.
+	Visibility string `json:"visibility,omitempty"`
+	// Readers is the visibility the repository's items were last put
+	// with (readersOf), so a change re-lists them.
+	Readers string `json:"readers,omitempty"`
 }
 
 // docsCursor is the default-branch tree's ETag and the blob sha of every
@@ -149,6 +155,20 @@ func (s *Source) syncRepo(ctx context.Context, pass ingestd.Pass, name string, f
 		pass.Fail(name, err)
 		return false, nil
 	}
+	readers, state := readersOf(r)
+	if r.Readers != state {
+		// Who may read the repository changed (made private, or public):
+		// list everything again, so every stored item takes the new
+		// readers (unchanged content is written as readers alone).
+		full = full || r.Readers != ""
+		defer func() {
+			if err == nil && ok {
+				r.Readers = state
+				err = setJSON(ctx, pass, cursorKey(name, "repo"), r)
+			}
+		}()
+	}
+	pass = readersPass{Pass: pass, readers: readers}
 	ok = true
 	steps := []struct {
 		on  bool
@@ -199,7 +219,7 @@ func (s *Source) repo(ctx context.Context, pass ingestd.Pass, name string) (repo
 		return cur, err
 	}
 	etag := cur.ETag
-	if cur.FullName == "" {
+	if cur.FullName == "" || cur.Visibility == "" {
 		etag = ""
 	}
 	var r gh.Repository
@@ -210,7 +230,9 @@ func (s *Source) repo(ctx context.Context, pass ingestd.Pass, name string) (repo
 	case err != nil:
 		return cur, fmt.Errorf("get repo %s: %w", name, err)
 	}
-	cur = repoCursor{ETag: resp.etag, FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch(), HTMLURL: r.GetHTMLURL()}
+	prevReaders := cur.Readers
+	cur = repoCursor{ETag: resp.etag, FullName: r.GetFullName(), DefaultBranch: r.GetDefaultBranch(), HTMLURL: r.GetHTMLURL(),
+		Visibility: visibility(&r), Readers: prevReaders}
 	if cur.FullName == "" {
 		cur.FullName = name
 	}

@@ -103,6 +103,15 @@ userdb {
   driver = static
   args = uid=%[6]s gid=%[7]s home=%[1]s/home/%%u
 }
+# RFC 4314 ACLs (the acl plugin, per-mailbox dovecot-acl files), which
+# the connector mirrors as its messages' readers.
+mail_plugins = $mail_plugins acl
+protocol imap {
+  mail_plugins = $mail_plugins imap_acl
+}
+plugin {
+  acl = vfile
+}
 service imap-login {
   inet_listener imap {
     address = 127.0.0.1

@@ -62,6 +62,11 @@ type Config struct {
 	// ExcludeMailboxes lists patterns, same syntax, of mailboxes left out
 	// even when matched.
 	ExcludeMailboxes []string `yaml:"exclude_mailboxes"`
+	// ReaderDomain completes a login without an @ into the address its
+	// owner is known by among people (username support, reader_domain
+	// example.com: user:support@example.com). Every message synced is
+	// readable by the mailbox's owner, the login (see Readers).
+	ReaderDomain string `yaml:"reader_domain"`
 	// TLS is implicit (default), starttls or none.
 	TLS string `yaml:"tls"`
 	// Insecure must be true for TLS none, and skips certificate

@@ -88,7 +88,19 @@ func (s *Source) Sync(ctx context.Context, pass ingestd.Pass) error {
 	}
 	r.expect(total)
 	for _, p := range plans {
-		if p.abandoned || p.unchanged {
+		if p.abandoned {
+			continue
+		}
+		if err := r.mirrorReaders(ctx, p); err != nil {
+			var pe *putError
+			if !mailboxError(err) || errors.As(err, &pe) {
+				return fmt.Errorf("imap %s: %w", s.installation, err)
+			}
+			s.log.Warn("imap: mailbox skipped this pass", "installation", s.installation, "mailbox", p.name, "err", err)
+			p.abandoned = true
+			continue
+		}
+		if p.unchanged {
 			continue
 		}
 		if err := r.fetchAll(ctx, p, &budget); err != nil {
@@ -147,9 +159,10 @@ type plan struct {
 	next     int      // index in fetch of the next batch
 	expunged []uint32 // known UIDs no longer on the server
 
-	unchanged bool // nothing was added or expunged since the last complete pass
-	abandoned bool // the server refused the mailbox; nothing of it is reconciled
-	done      bool // every planned UID was fetched
+	readers   ingestd.Readers // who may read its messages, this pass (mirrorReaders)
+	unchanged bool            // nothing was added or expunged since the last complete pass
+	abandoned bool            // the server refused the mailbox; nothing of it is reconciled
+	done      bool            // every planned UID was fetched
 
 	// The batch in flight: UIDs dealt with, the ids Put for them, and
 	// those whose identity waits for legacy holders to be read.
@@ -626,7 +639,9 @@ func (r *run) handle(ctx context.Context, p *plan, m *message) (deferred bool, e
 	}
 	r.expect(len(items) - 1 + len(att.Over) + len(att.Failed))
 	ids := make([]string, 0, len(items))
+	readers := p.readers
 	for _, it := range items {
+		it.Readers = &readers
 		if err := r.pass.Put(ctx, it); err != nil {
 			return false, &putError{fmt.Errorf("put %s: %w", it.ExternalID, err)}
 		}

@@ -18,7 +18,7 @@ func RequestFromProto(m *ingestdv1.RetrieveRequest) ingestd.RetrieveRequest {
 		Installations: m.GetInstallations(), Tiers: m.GetTiers(), SourceKinds: m.GetSourceKinds(),
 		Expand: m.Expand, IncludeRejected: m.IncludeRejected,
 		ExcludeUntrusted: m.GetExcludeUntrusted(), RequestID: m.GetRequestId(),
-		Grounding: m.GetGrounding(), TrustedView: m.GetTrustedView(),
+		Grounding: m.GetGrounding(), TrustedView: m.GetTrustedView(), Principal: m.GetPrincipal(),
 	}
 }
 
@@ -29,7 +29,7 @@ func RequestToProto(r ingestd.RetrieveRequest) *ingestdv1.RetrieveRequest {
 		Installations: r.Installations, Tiers: r.Tiers, SourceKinds: r.SourceKinds,
 		Expand: r.Expand, IncludeRejected: r.IncludeRejected,
 		ExcludeUntrusted: r.ExcludeUntrusted, RequestId: r.RequestID,
-		Grounding: r.Grounding, TrustedView: r.TrustedView,
+		Grounding: r.Grounding, TrustedView: r.TrustedView, Principal: r.Principal,
 	}
 }
 
@@ -150,6 +150,7 @@ func chunksFromProto(cs []*ingestdv1.Chunk) []ingestd.ServedChunk {
 func ReportToProto(r ingestd.ProvenanceReport) *ingestdv1.ProvenanceReport {
 	m := &ingestdv1.ProvenanceReport{
 		Total: int64(r.Total), Declared: int64(r.Declared), Undeclared: int64(r.Undeclared), Orphaned: int64(r.Orphaned),
+		Unmapped:           int64(r.Unmapped),
 		ExternallyAuthored: int64(r.ExternallyAuthored), ExternallyAuthoredPct: r.ExternallyAuthoredPct,
 		Tiers: sharesToProto(r.Tiers),
 		Policy: &ingestdv1.ReportPolicy{FirewallMode: r.Policy.FirewallMode,
@@ -158,6 +159,7 @@ func ReportToProto(r ingestd.ProvenanceReport) *ingestdv1.ProvenanceReport {
 	for _, in := range r.Installations {
 		m.Installations = append(m.Installations, &ingestdv1.InstallationReport{
 			Id: in.ID, Kind: in.Kind, Tier: in.Tier, Documents: int64(in.Documents), Tiers: sharesToProto(in.Tiers),
+			Unmapped: int64(in.Unmapped),
 		})
 	}
 	return m
@@ -167,6 +169,7 @@ func ReportToProto(r ingestd.ProvenanceReport) *ingestdv1.ProvenanceReport {
 func ReportFromProto(m *ingestdv1.ProvenanceReport) ingestd.ProvenanceReport {
 	r := ingestd.ProvenanceReport{
 		Total: int(m.GetTotal()), Declared: int(m.GetDeclared()), Undeclared: int(m.GetUndeclared()), Orphaned: int(m.GetOrphaned()),
+		Unmapped:           int(m.GetUnmapped()),
 		ExternallyAuthored: int(m.GetExternallyAuthored()), ExternallyAuthoredPct: m.GetExternallyAuthoredPct(),
 		Tiers: sharesFromProto(m.GetTiers()), Installations: []ingestd.InstallationReport{},
 		Policy: ingestd.ReportPolicy{FirewallMode: m.GetPolicy().GetFirewallMode(),
@@ -175,6 +178,7 @@ func ReportFromProto(m *ingestdv1.ProvenanceReport) ingestd.ProvenanceReport {
 	for _, in := range m.GetInstallations() {
 		r.Installations = append(r.Installations, ingestd.InstallationReport{
 			ID: in.GetId(), Kind: in.GetKind(), Tier: in.GetTier(), Documents: int(in.GetDocuments()), Tiers: sharesFromProto(in.GetTiers()),
+			Unmapped: int(in.GetUnmapped()),
 		})
 	}
 	return r

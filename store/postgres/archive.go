@@ -308,7 +308,7 @@ func (s *Store) importRows(recs []ingestd.ArchiveRecord) (*importedRows, error) 
 				return nil, err
 			}
 			rows = append(rows, []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator})
+				emb, c.EmbedderID, tier, ad.Installation, ad.SourceKind, string(status), ad.Title, c.Locator, readersParam(ad.Readers)})
 		}
 		for _, l := range ad.Links {
 			from, to, rels = append(from, id), append(to, l.To), append(rels, l.Relation)
@@ -346,14 +346,14 @@ func queueDocument(b *pgx.Batch, d *ingestd.ArchivedDocument, now time.Time) {
 		ingested = now
 	}
 	b.Queue(`INSERT INTO documents (`+documentColumns+`, deleted_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (id) DO UPDATE SET installation = EXCLUDED.installation, external_id = EXCLUDED.external_id,
 			source_kind = EXCLUDED.source_kind, item_kind = EXCLUDED.item_kind, uri = EXCLUDED.uri,
 			title = EXCLUDED.title, author = EXCLUDED.author, created_at = EXCLUDED.created_at,
 			updated_at = EXCLUDED.updated_at, content_hash = EXCLUDED.content_hash, tier = EXCLUDED.tier,
 			status = EXCLUDED.status, parent_id = EXCLUDED.parent_id, meta = EXCLUDED.meta,
-			ingested_at = EXCLUDED.ingested_at, deleted_at = EXCLUDED.deleted_at`,
+			ingested_at = EXCLUDED.ingested_at, readers = EXCLUDED.readers, deleted_at = EXCLUDED.deleted_at`,
 		id, d.Installation, d.ExternalID, d.SourceKind, d.ItemKind, d.URI, d.Title, d.Author,
 		timestamp(d.CreatedAt), timestamp(d.UpdatedAt), d.ContentHash, nullable(string(d.Tier)),
-		string(status), nullable(d.ParentID), meta, ingested, deleted)
+		string(status), nullable(d.ParentID), meta, ingested, readersParam(d.Readers), deleted)
 }

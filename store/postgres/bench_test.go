@@ -203,7 +203,7 @@ func benchStore(b *testing.B, o *postgres.Options) (*postgres.Store, string) {
 	b.Helper()
 	srv := serverURL(b)
 	graph := benchHNSW()
-	name := fmt.Sprintf("ingestd_bench_%d_%d_v5_m%d_efc%d", *benchChunks, benchDims, graph.M, graph.EfConstruction)
+	name := fmt.Sprintf("ingestd_bench_%d_%d_v6_m%d_efc%d", *benchChunks, benchDims, graph.M, graph.EfConstruction)
 	admin := mustConnect(b, srv)
 	var exists bool
 	if err := admin.QueryRow(ctx(), "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {

@@ -122,6 +122,10 @@ func (s *Store) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ing
 	for i, p := range x.Adjacent {
 		docs[i], ords[i] = p.DocumentID, int32(p.Ordinal)
 	}
+	var reader any // NULL: the service view reads every chunk
+	if x.Reader != nil {
+		reader = readerParam(x.Reader)
+	}
 	return s.chunkViewsOnce(ctx, "read expansion chunks", `WITH adjacent AS (
 			SELECT c.id, 0 AS part, a.n, c.ordinal
 			FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS a (doc, ord, n)
@@ -138,7 +142,8 @@ func (s *Store) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ing
 		picked AS (SELECT * FROM adjacent UNION ALL SELECT * FROM best)
 		SELECT `+chunkViewColumns+`
 		FROM picked p JOIN chunks c ON c.id = p.id JOIN documents d ON d.id = c.document_id
-		ORDER BY p.part, p.n, p.ordinal`, docs, ords, x.Documents, q, x.EmbedderID, ingestd.ExpansionCandidates)
+		WHERE $7::text[] IS NULL OR d.readers && $7::text[]
+		ORDER BY p.part, p.n, p.ordinal`, docs, ords, x.Documents, q, x.EmbedderID, ingestd.ExpansionCandidates, reader)
 }
 
 // ChunksToEmbed returns up to limit chunks, by id after the id after, whose

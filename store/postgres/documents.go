@@ -41,7 +41,7 @@ func (s *Store) PutInstallations(ctx context.Context, insts []ingestd.Installati
 }
 
 const documentColumns = `id, installation, external_id, source_kind, item_kind, uri, title, author,
-	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at`
+	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at, readers`
 
 // Document returns the document with the id, deleted ones included.
 // Returns ENOTFOUND for an id it does not hold.
@@ -62,11 +62,13 @@ func scanDocument(row pgx.Row) (*ingestd.Document, error) {
 		created, updated, ingested *time.Time
 		tier, parent               *string
 		status                     string
+		readers                    *[]string
 	)
 	if err := row.Scan(&d.ID, &d.Installation, &d.ExternalID, &d.SourceKind, &d.ItemKind, &d.URI, &d.Title, &d.Author,
-		&created, &updated, &d.ContentHash, &tier, &status, &parent, &d.Meta, &ingested); err != nil {
+		&created, &updated, &d.ContentHash, &tier, &status, &parent, &d.Meta, &ingested, &readers); err != nil {
 		return nil, err
 	}
+	d.Readers = readersOf(readers)
 	d.CreatedAt, d.UpdatedAt, d.IngestedAt = utc(created), utc(updated), utc(ingested)
 	d.Tier, d.Status, d.ParentID = ingestd.Tier(deref(tier)), ingestd.Status(status), deref(parent)
 	if len(d.Meta) == 0 {
@@ -81,13 +83,13 @@ func scanDocument(row pgx.Row) (*ingestd.Document, error) {
 // locked until the transaction ends, so concurrent writers of one document
 // take turns and the last one's chunks win.
 const putDocumentSQL = `INSERT INTO documents AS d (` + documentColumns + `, deleted_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, NULL)
 	ON CONFLICT (id) DO UPDATE SET installation = EXCLUDED.installation, external_id = EXCLUDED.external_id,
 		source_kind = EXCLUDED.source_kind, item_kind = EXCLUDED.item_kind, uri = EXCLUDED.uri,
 		title = EXCLUDED.title, author = EXCLUDED.author, created_at = EXCLUDED.created_at,
 		updated_at = EXCLUDED.updated_at, content_hash = EXCLUDED.content_hash, tier = EXCLUDED.tier,
 		status = EXCLUDED.status, parent_id = EXCLUDED.parent_id, meta = EXCLUDED.meta,
-		ingested_at = EXCLUDED.ingested_at, deleted_at = NULL
+		ingested_at = EXCLUDED.ingested_at, readers = EXCLUDED.readers, deleted_at = NULL
 	WHERE d.content_hash <> EXCLUDED.content_hash OR d.tier IS DISTINCT FROM EXCLUDED.tier OR d.status <> EXCLUDED.status
 		OR d.source_kind <> EXCLUDED.source_kind
 	RETURNING (xmax = 0)`
@@ -95,7 +97,50 @@ const putDocumentSQL = `INSERT INTO documents AS d (` + documentColumns + `, del
 // chunkColumns are the columns PutDocument copies; the rest have defaults
 // or are generated.
 var chunkColumns = []string{"id", "document_id", "ordinal", "heading_path", "text", "fenced", "tokens",
-	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title", "locator"}
+	"embedding", "embedder_id", "tier", "installation", "source_kind", "status", "title", "locator", "readers"}
+
+// putReadersSQL writes only the readers of a stored, not deleted
+// document whose content, tier, status and kind are those given, and
+// returns a row when they differed: a change of readers (a revocation)
+// keeps every chunk and vector.
+const putReadersSQL = `UPDATE documents SET readers = $2 WHERE id = $1 AND status <> 'deleted'
+	AND content_hash = $3 AND tier IS NOT DISTINCT FROM $4 AND status = $5 AND source_kind = $6
+	AND readers IS DISTINCT FROM $2::text[]
+	RETURNING 1`
+
+// readersParam is r as the readers columns hold it: NULL when unmapped.
+func readersParam(r ingestd.Readers) any {
+	if !r.Mapped {
+		return nil
+	}
+	n := r.Normal()
+	out := make([]string, len(n.Principals))
+	for i, p := range n.Principals {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// readersOf is the inverse of readersParam.
+func readersOf(ps *[]string) ingestd.Readers {
+	if ps == nil {
+		return ingestd.Readers{}
+	}
+	out := make([]ingestd.Principal, len(*ps))
+	for i, p := range *ps {
+		out[i] = ingestd.Principal(p)
+	}
+	return ingestd.ReadersOf(out...)
+}
+
+// readerParam is a person's principals, for c.readers && $n.
+func readerParam(r *ingestd.Reader) []string {
+	out := make([]string, len(r.Principals))
+	for i, p := range r.Principals {
+		out[i] = string(p)
+	}
+	return out
+}
 
 // PutDocuments writes each put with PutDocument, in order, each in its
 // own transaction: on a server, a commit costs a round trip rather than a
@@ -140,12 +185,23 @@ func (s *Store) PutDocument(ctx context.Context, doc *ingestd.Document, chunks [
 	}
 
 	var changed bool
+	readers := readersParam(doc.Readers)
 	err = s.inTx(ctx, "put document "+id, func(tx pgx.Tx) error {
 		changed = false
+		var one int
+		err := tx.QueryRow(ctx, putReadersSQL, id, readers, doc.ContentHash, tier, string(status), doc.SourceKind).Scan(&one)
+		if err == nil {
+			changed = true
+			_, err = tx.Exec(ctx, "UPDATE chunks SET readers = $2 WHERE document_id = $1", id, readers)
+			return err
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		var inserted bool
-		err := tx.QueryRow(ctx, putDocumentSQL, id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind,
+		err = tx.QueryRow(ctx, putDocumentSQL, id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind,
 			doc.URI, doc.Title, doc.Author, timestamp(doc.CreatedAt), timestamp(doc.UpdatedAt), doc.ContentHash, tier,
-			string(status), nullable(doc.ParentID), meta, ingested).Scan(&inserted)
+			string(status), nullable(doc.ParentID), meta, ingested, readers).Scan(&inserted)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // same hash, tier, status and kind: nothing to write
 		}
@@ -198,7 +254,7 @@ func (s *Store) chunkRows(doc *ingestd.Document, id string, status ingestd.Statu
 			return nil, fmt.Errorf("document %s chunk %s: %w", id, c.ID, err)
 		}
 		rows[i] = []any{c.ID, id, int32(c.Ordinal), headingPath(c.HeadingPath), c.Text, c.Fenced, int32(c.Tokens),
-			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title, c.Locator}
+			emb, c.EmbedderID, tier, doc.Installation, doc.SourceKind, string(status), doc.Title, c.Locator, readersParam(doc.Readers)}
 	}
 	return rows, nil
 }
@@ -296,8 +352,8 @@ func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[s
 	if len(metaKeys) > 0 {
 		args = append(args, metaKeys)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT d.id, d.installation, d.source_kind, d.tier, `+factMeta("d", metaKeys, 2)+`,
-			p.id IS NOT NULL, p.installation, p.source_kind, p.tier, `+factMeta("p", metaKeys, 2)+`
+	rows, err := s.pool.Query(ctx, `SELECT d.id, d.installation, d.source_kind, d.tier, `+factMeta("d", metaKeys, 2)+`, d.readers,
+			p.id IS NOT NULL, p.installation, p.source_kind, p.tier, `+factMeta("p", metaKeys, 2)+`, p.readers
 		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
 		WHERE d.id = ANY($1)`, args...)
 	if err != nil {
@@ -308,14 +364,16 @@ func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[s
 		tier, pInst, pKind, pTier *string
 		meta, pMeta               map[string]string
 		hasParent                 bool
+		readers, pReaders         *[]string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &inst, &kind, &tier, &meta, &hasParent, &pInst, &pKind, &pTier, &pMeta}, func() error {
-		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(deref(tier)), Meta: meta}
+	_, err = pgx.ForEachRow(rows, []any{&id, &inst, &kind, &tier, &meta, &readers, &hasParent, &pInst, &pKind, &pTier, &pMeta, &pReaders}, func() error {
+		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(deref(tier)), Meta: meta, Readers: readersOf(readers)}
 		if hasParent {
-			f.Parent = &ingestd.TierFacts{Installation: deref(pInst), SourceKind: deref(pKind), Tier: ingestd.Tier(deref(pTier)), Meta: pMeta}
+			f.Parent = &ingestd.TierFacts{Installation: deref(pInst), SourceKind: deref(pKind), Tier: ingestd.Tier(deref(pTier)), Meta: pMeta,
+				Readers: readersOf(pReaders)}
 		}
 		out[id] = f
-		meta, pMeta = nil, nil
+		meta, pMeta, readers, pReaders = nil, nil, nil, nil
 		return nil
 	})
 	if err != nil {
@@ -337,15 +395,33 @@ func factMeta(d string, keys []string, param int) string {
 // CountDocuments counts not-deleted documents by installation, source
 // kind, stored tier, the values of metaKeys and the same of their parent.
 func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingestd.DocumentCount, error) {
+	return s.countDocuments(ctx, metaKeys, false, nil)
+}
+
+// CountDocumentsFor counts as CountDocuments does the documents r may
+// read (all for nil), by readers state too.
+func (s *Store) CountDocumentsFor(ctx context.Context, metaKeys []string, r *ingestd.Reader) ([]ingestd.DocumentCount, error) {
+	return s.countDocuments(ctx, metaKeys, true, r)
+}
+
+func (s *Store) countDocuments(ctx context.Context, metaKeys []string, byState bool, reader *ingestd.Reader) ([]ingestd.DocumentCount, error) {
 	var args []any
 	if len(metaKeys) > 0 {
 		args = append(args, metaKeys)
 	}
+	state, where := "''", ""
+	if byState {
+		state = `CASE WHEN d.readers IS NULL THEN 'unmapped' WHEN '*' = ANY(d.readers) THEN 'public' ELSE 'restricted' END`
+	}
+	if reader != nil {
+		args = append(args, readerParam(reader))
+		where = fmt.Sprintf(" AND d.readers && $%d::text[]", len(args))
+	}
 	rows, err := s.pool.Query(ctx, `SELECT d.installation, d.source_kind, coalesce(d.tier, ''), `+factMeta("d", metaKeys, 1)+`,
-			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), `+factMeta("p", metaKeys, 1)+`, count(*)
+			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), `+factMeta("p", metaKeys, 1)+`, `+state+`, count(*)
 		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
-		WHERE d.status <> 'deleted'
-		GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`, args...)
+		WHERE d.status <> 'deleted'`+where+`
+		GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`, args...)
 	if err != nil {
 		return nil, classify("count documents", err)
 	}
@@ -356,7 +432,7 @@ func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingest
 			pInst, pKind, pTier string
 			pMeta               map[string]string
 		)
-		err := r.Scan(&c.Installation, &c.SourceKind, &c.Tier, &c.Meta, &hasParent, &pInst, &pKind, &pTier, &pMeta, &c.Count)
+		err := r.Scan(&c.Installation, &c.SourceKind, &c.Tier, &c.Meta, &hasParent, &pInst, &pKind, &pTier, &pMeta, &c.ReadersState, &c.Count)
 		if hasParent {
 			c.Parent = &ingestd.TierFacts{Installation: pInst, SourceKind: pKind, Tier: ingestd.Tier(pTier), Meta: pMeta}
 		}

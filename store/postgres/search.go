@@ -344,6 +344,10 @@ func filterSQL(f ingestd.Filter, next int) (string, []any) {
 	if len(f.SourceKinds) > 0 {
 		add("c.source_kind = ANY($%d)", f.SourceKinds)
 	}
+	if f.Reader != nil {
+		// NULL (unmapped) overlaps nothing: no person reads it.
+		add("c.readers && $%d::text[]", readerParam(f.Reader))
+	}
 	if len(f.Tiers) > 0 {
 		var named []string
 		undeclared := false

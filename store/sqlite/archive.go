@@ -295,7 +295,7 @@ func (s *Store) importDocument(ctx context.Context, st *importStmts, ad *ingestd
 	if _, err := st.doc.ExecContext(ctx,
 		doc.ID, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
 		ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(doc.Status),
-		nullable(doc.ParentID), meta, ts(doc.IngestedAt), deleted); err != nil {
+		nullable(doc.ParentID), meta, ts(doc.IngestedAt), readersArg(doc.Readers), deleted); err != nil {
 		return fmt.Errorf("import document %s: %w", doc.ID, err)
 	}
 	if _, err := st.delChunks.ExecContext(ctx, doc.ID); err != nil {
@@ -332,13 +332,13 @@ func prepareImport(ctx context.Context, tx *sql.Tx) (*importStmts, error) {
 		q  string
 	}{
 		{&st.doc, `INSERT INTO documents (` + documentColumns + `, deleted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
 			source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
 			title = excluded.title, author = excluded.author, created_at = excluded.created_at,
 			updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
 			status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
-			ingested_at = excluded.ingested_at, deleted_at = excluded.deleted_at`},
+			ingested_at = excluded.ingested_at, readers = excluded.readers, deleted_at = excluded.deleted_at`},
 		{&st.delChunks, "DELETE FROM chunks WHERE document_id = ?"},
 		{&st.chunk, `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},

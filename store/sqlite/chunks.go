@@ -108,6 +108,12 @@ func (s *Store) DocumentChunks(ctx context.Context, docIDs []string) ([]ingestd.
 // ExpansionChunks is the default, ingestd.ExpansionChunksOf: it reads
 // every chunk of the documents concerned and chooses among them in Go.
 func (s *Store) ExpansionChunks(ctx context.Context, x ingestd.Expansion) ([]ingestd.ChunkView, error) {
+	// A person's expansion first drops what they may not read, by the
+	// in-memory mirror's readers (TierFacts), before any chunk is read.
+	x, err := ingestd.ReadableExpansion(ctx, s, x)
+	if err != nil {
+		return nil, err
+	}
 	return ingestd.ExpansionChunksOf(ctx, s, x)
 }
 

@@ -41,7 +41,7 @@ func (s *Store) PutInstallations(ctx context.Context, insts []ingestd.Installati
 }
 
 const documentColumns = `id, installation, external_id, source_kind, item_kind, uri, title, author,
-	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at`
+	created_at, updated_at, content_hash, tier, status, parent_id, meta, ingested_at, readers`
 
 const documentSQL = "SELECT " + documentColumns + " FROM documents WHERE id = ?"
 
@@ -69,11 +69,13 @@ func scanDocument(row interface{ Scan(...any) error }) (*ingestd.Document, error
 		tier, parent               sql.NullString
 		meta                       string
 		status                     string
+		readers                    sql.NullString
 	)
 	if err := row.Scan(&d.ID, &d.Installation, &d.ExternalID, &d.SourceKind, &d.ItemKind, &d.URI, &d.Title, &d.Author,
-		&created, &updated, &d.ContentHash, &tier, &status, &parent, &meta, &ingested); err != nil {
+		&created, &updated, &d.ContentHash, &tier, &status, &parent, &meta, &ingested, &readers); err != nil {
 		return nil, err
 	}
+	d.Readers = ingestd.DecodeReaders(readers.String, readers.Valid)
 	d.CreatedAt, d.UpdatedAt, d.IngestedAt = parseTS(created), parseTS(updated), parseTS(ingested)
 	d.Tier, d.Status, d.ParentID = ingestd.Tier(tier.String), ingestd.Status(status), parent.String
 	if meta != "" && meta != "{}" {
@@ -325,15 +327,16 @@ func (s *Store) putBatchTx(batch []*putReq, savepoints bool) (done bool) {
 
 // Statements of PutDocument, prepared once on the write connection.
 const (
-	putReadSQL     = "SELECT content_hash, tier, status, source_kind FROM documents WHERE id = ?"
+	putReadSQL     = "SELECT content_hash, tier, status, source_kind, readers FROM documents WHERE id = ?"
+	putReadersSQL  = "UPDATE documents SET readers = ? WHERE id = ?"
 	putDocumentSQL = `INSERT INTO documents (` + documentColumns + `, deleted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
 		ON CONFLICT (id) DO UPDATE SET installation = excluded.installation, external_id = excluded.external_id,
 			source_kind = excluded.source_kind, item_kind = excluded.item_kind, uri = excluded.uri,
 			title = excluded.title, author = excluded.author, created_at = excluded.created_at,
 			updated_at = excluded.updated_at, content_hash = excluded.content_hash, tier = excluded.tier,
 			status = excluded.status, parent_id = excluded.parent_id, meta = excluded.meta,
-			ingested_at = excluded.ingested_at, deleted_at = NULL`
+			ingested_at = excluded.ingested_at, readers = excluded.readers, deleted_at = NULL`
 	putDeleteChunksSQL = "DELETE FROM chunks WHERE document_id = ?"
 	putChunkSQL        = `INSERT INTO chunks (id, document_id, ordinal, heading_path, text, fenced, tokens, embedding, embedder_id, tier, locator)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -357,9 +360,9 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 	}
 	var (
 		hash, st, kind string
-		tier           sql.NullString
+		tier, readers  sql.NullString
 	)
-	err = read.QueryRowContext(ctx, id).Scan(&hash, &tier, &st, &kind)
+	err = read.QueryRowContext(ctx, id).Scan(&hash, &tier, &st, &kind, &readers)
 	stored := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -367,7 +370,19 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 		return false, unavailable("read document %s", id, err)
 	case st != string(ingestd.StatusDeleted) && hash == doc.ContentHash &&
 		ingestd.Tier(tier.String) == doc.Tier && ingestd.Status(st) == r.status && kind == doc.SourceKind:
-		return false, nil
+		// The same content: at most its readers changed, which changes
+		// no chunk (a revocation is never a re-embedding).
+		if ingestd.DecodeReaders(readers.String, readers.Valid).Equal(doc.Readers) {
+			return false, nil
+		}
+		up, err := stmt(putReadersSQL)
+		if err != nil {
+			return false, err
+		}
+		if _, err := up.ExecContext(ctx, readersArg(doc.Readers), id); err != nil {
+			return false, unavailable("set readers of %s", id, err)
+		}
+		return true, nil
 	}
 	put, err := stmt(putDocumentSQL)
 	if err != nil {
@@ -375,7 +390,7 @@ func (s *Store) putTx(ctx context.Context, tx *sql.Tx, r *putReq) (bool, error) 
 	}
 	if _, err := put.ExecContext(ctx, id, doc.Installation, doc.ExternalID, doc.SourceKind, doc.ItemKind, doc.URI, doc.Title, doc.Author,
 		ts(doc.CreatedAt), ts(doc.UpdatedAt), doc.ContentHash, nullable(string(doc.Tier)), string(r.status),
-		nullable(doc.ParentID), r.meta, ts(r.ingested)); err != nil {
+		nullable(doc.ParentID), r.meta, ts(r.ingested), readersArg(doc.Readers)); err != nil {
 		return false, conflict(fmt.Sprintf("put document %s", id), err)
 	}
 	// A new document has no chunks to replace: a chunk cannot outlive its
@@ -545,7 +560,7 @@ func (s *Store) TierFacts(ctx context.Context, docIDs, metaKeys []string) (map[s
 // nothing: one prepared statement for any number of ids, which travel as
 // a JSON array.
 const (
-	factsSQL = `SELECT d.id, d.installation, d.source_kind, d.tier, p.id, p.installation, p.source_kind, p.tier
+	factsSQL = `SELECT d.id, d.installation, d.source_kind, d.tier, d.readers, p.id, p.installation, p.source_kind, p.tier, p.readers
 		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
 		WHERE d.id IN (SELECT value FROM json_each(?))`
 	factMetaSQL = `SELECT d.id, j.key, j.value FROM documents d, json_each(d.meta) j
@@ -571,15 +586,18 @@ func (s *Store) readFacts(ctx context.Context, ids []string, out map[string]inge
 	for rows.Next() {
 		var (
 			id, inst, kind              string
-			tier                        sql.NullString
+			tier, readers               sql.NullString
 			parent, pInst, pKind, pTier sql.NullString
+			pReaders                    sql.NullString
 		)
-		if err := rows.Scan(&id, &inst, &kind, &tier, &parent, &pInst, &pKind, &pTier); err != nil {
+		if err := rows.Scan(&id, &inst, &kind, &tier, &readers, &parent, &pInst, &pKind, &pTier, &pReaders); err != nil {
 			return fmt.Errorf("read tier facts: %w", err)
 		}
-		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(tier.String)}
+		f := ingestd.TierFacts{Installation: inst, SourceKind: kind, Tier: ingestd.Tier(tier.String),
+			Readers: ingestd.DecodeReaders(readers.String, readers.Valid)}
 		if parent.Valid {
-			f.Parent = &ingestd.TierFacts{Installation: pInst.String, SourceKind: pKind.String, Tier: ingestd.Tier(pTier.String)}
+			f.Parent = &ingestd.TierFacts{Installation: pInst.String, SourceKind: pKind.String, Tier: ingestd.Tier(pTier.String),
+				Readers: ingestd.DecodeReaders(pReaders.String, pReaders.Valid)}
 			parents[id] = parent.String
 		}
 		out[id] = f
@@ -646,6 +664,20 @@ func (s *Store) readFactMeta(ctx context.Context, out map[string]ingestd.TierFac
 // CountDocuments counts not-deleted documents by installation, source
 // kind, stored tier, the values of metaKeys and the same of their parent.
 func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingestd.DocumentCount, error) {
+	return s.countDocuments(ctx, metaKeys, false, nil)
+}
+
+// CountDocumentsFor counts as CountDocuments does the documents r may
+// read (all for nil), by readers state too.
+func (s *Store) CountDocumentsFor(ctx context.Context, metaKeys []string, r *ingestd.Reader) ([]ingestd.DocumentCount, error) {
+	return s.countDocuments(ctx, metaKeys, true, r)
+}
+
+// readerStateSQL is the ingestd.Readers.State of documents d.
+const readerStateSQL = `CASE WHEN d.readers IS NULL THEN 'unmapped'
+	WHEN instr(' ' || d.readers || ' ', ' * ') > 0 THEN 'public' ELSE 'restricted' END`
+
+func (s *Store) countDocuments(ctx context.Context, metaKeys []string, byState bool, reader *ingestd.Reader) ([]ingestd.DocumentCount, error) {
 	keys, err := json.Marshal(metaKeys)
 	if err != nil {
 		return nil, fmt.Errorf("count documents: %w", err)
@@ -656,14 +688,26 @@ func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingest
 		}
 		return "(SELECT json_group_object(j.key, j.value) FROM json_each(" + d + ".meta) j WHERE j.key IN (SELECT value FROM json_each(?1)))"
 	}
-	q := `SELECT d.installation, d.source_kind, coalesce(d.tier, ''), ` + meta("d") + `,
-			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), ` + meta("p") + `, count(*)
-		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
-		WHERE d.status != 'deleted' GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9`
+	state, where := "''", ""
+	if byState {
+		state = readerStateSQL
+	}
 	var args []any
 	if len(metaKeys) > 0 {
 		args = append(args, string(keys))
 	}
+	if reader != nil {
+		ps, err := json.Marshal(reader.Principals)
+		if err != nil {
+			return nil, fmt.Errorf("count documents: %w", err)
+		}
+		args = append(args, string(ps))
+		where = fmt.Sprintf(` AND EXISTS (SELECT 1 FROM json_each(?%d) r WHERE instr(' ' || d.readers || ' ', ' ' || r.value || ' ') > 0)`, len(args))
+	}
+	q := `SELECT d.installation, d.source_kind, coalesce(d.tier, ''), ` + meta("d") + `,
+			p.id IS NOT NULL, coalesce(p.installation, ''), coalesce(p.source_kind, ''), coalesce(p.tier, ''), ` + meta("p") + `, ` + state + `, count(*)
+		FROM documents d LEFT JOIN documents p ON p.id = d.parent_id
+		WHERE d.status != 'deleted'` + where + ` GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, unavailable("count documents%s", "", err)
@@ -678,7 +722,7 @@ func (s *Store) CountDocuments(ctx context.Context, metaKeys []string) ([]ingest
 			pInst, pKind, pTier string
 			pm                  sql.NullString
 		)
-		if err := rows.Scan(&c.Installation, &c.SourceKind, &tier, &m, &hasParent, &pInst, &pKind, &pTier, &pm, &c.Count); err != nil {
+		if err := rows.Scan(&c.Installation, &c.SourceKind, &tier, &m, &hasParent, &pInst, &pKind, &pTier, &pm, &c.ReadersState, &c.Count); err != nil {
 			return nil, fmt.Errorf("count documents: %w", err)
 		}
 		c.Tier = ingestd.Tier(tier)
@@ -873,4 +917,13 @@ func chunkColumns(c ingestd.Chunk) (headingPath string, embedding any) {
 		embedding = encodeVector(c.Embedding)
 	}
 	return headingPath, embedding
+}
+
+// readersArg is r as the readers column holds it: NULL when unmapped.
+func readersArg(r ingestd.Readers) any {
+	s, ok := r.Encode()
+	if !ok {
+		return nil
+	}
+	return s
 }

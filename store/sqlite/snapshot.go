@@ -42,8 +42,8 @@ const (
 	// must bump it, or a snapshot would hold terms a query no longer
 	// produces. 2: terms normalised by lexnorm. 3: each embedder's
 	// vectors in two parts (rejected documents apart), postings carry
-	// their row's text length.
-	snapshotVersion = 3
+	// their row's text length. 4: each document's readers.
+	snapshotVersion = 4
 	// snapshotEvery is the least time between two snapshots written
 	// because the indexes changed.
 	snapshotEvery = 5 * time.Minute
@@ -84,6 +84,11 @@ func (v *vectors) writeSnapshot() (err error) {
 		w.String(d.parent)
 		binio.Slice(w, []int32{d.inst, d.kind, d.tier, d.status})
 		binio.Slice(w, d.meta)
+		mapped := int32(0)
+		if d.mapped {
+			mapped = 1
+		}
+		binio.Slice(w, append([]int32{mapped}, d.readers...))
 	}
 	embs := make([]string, 0, len(v.byEmb))
 	for name := range v.byEmb {
@@ -240,11 +245,21 @@ func (v *vectors) readSnapshotDocs(r *binio.Reader, sn *snapshot) error {
 		d := docMeta{id: r.String(), parent: r.String()}
 		f := binio.ReadSlice[int32](r)
 		d.meta = binio.ReadSlice[int32](r)
+		rd := binio.ReadSlice[int32](r)
 		if err := r.Err(); err != nil {
 			return err
 		}
-		if len(f) != 4 || (d.meta != nil && len(d.meta) != len(v.keys)) {
+		if len(f) != 4 || (d.meta != nil && len(d.meta) != len(v.keys)) || len(rd) == 0 || rd[0] != 0 && rd[0] != 1 || rd[0] == 0 && len(rd) > 1 {
 			return fmt.Errorf("%w: document %s", binio.ErrCorrupt, d.id)
+		}
+		d.mapped, d.readers = rd[0] == 1, rd[1:]
+		if len(d.readers) == 0 {
+			d.readers = nil
+		}
+		for _, i := range d.readers {
+			if i < 0 || i >= int32(len(sn.names)) {
+				return fmt.Errorf("%w: document %s names %d of %d", binio.ErrCorrupt, d.id, i, len(sn.names))
+			}
 		}
 		d.inst, d.kind, d.tier, d.status = f[0], f[1], f[2], f[3]
 		for j, i := range append(f, d.meta...) {

@@ -262,7 +262,7 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // opens (preparing one later, while a transaction holds the only
 // connection, would wait for it forever).
 var writeStatements = []string{
-	putReadSQL, putDocumentSQL, putDeleteChunksSQL, putChunkSQL, putDeleteLinksSQL, putLinkSQL,
+	putReadSQL, putReadersSQL, putDocumentSQL, putDeleteChunksSQL, putChunkSQL, putDeleteLinksSQL, putLinkSQL,
 	"SAVEPOINT put", "ROLLBACK TO put", "RELEASE put",
 }
 

@@ -228,12 +228,28 @@ type docMeta struct {
 	status           int32
 	parent           string  // "" for none
 	meta             []int32 // per vectors.keys, an index into names or -1; nil when none is present
+	// mapped is false for an unmapped document (ingestd.Readers), which
+	// no person reads; readers are its principals, indexes into names.
+	mapped  bool
+	readers []int32
+}
+
+// readerFacts is the document's stored readers.
+func (v *vectors) readerFacts(d docMeta) ingestd.Readers {
+	if !d.mapped {
+		return ingestd.Readers{}
+	}
+	ps := make([]ingestd.Principal, len(d.readers))
+	for i, n := range d.readers {
+		ps[i] = ingestd.Principal(v.names[n])
+	}
+	return ingestd.ReadersOf(ps...)
 }
 
 // docColumns are what addDocs reads of a document: its filter fields, its
 // parent, and a JSON object of its values of the mirrored keys.
 func (v *vectors) docColumns() string {
-	const base = "id, installation, source_kind, tier, status, coalesce(parent_id, ''), "
+	const base = "id, installation, source_kind, tier, status, coalesce(parent_id, ''), readers, "
 	if len(v.keys) == 0 {
 		return base + "'{}'"
 	}
@@ -723,11 +739,15 @@ func (v *vectors) addDocs(rows *sql.Rows) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id, inst, kind, status, parent, meta string
-		var tier sql.NullString
-		if err := rows.Scan(&id, &inst, &kind, &tier, &status, &parent, &meta); err != nil {
+		var tier, readers sql.NullString
+		if err := rows.Scan(&id, &inst, &kind, &tier, &status, &parent, &readers, &meta); err != nil {
 			return fmt.Errorf("read documents: %w", err)
 		}
-		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status), parent: parent}
+		m := docMeta{id: id, inst: v.name(inst), kind: v.name(kind), tier: v.name(tier.String), status: v.name(status), parent: parent,
+			mapped: readers.Valid}
+		for _, p := range strings.Fields(readers.String) {
+			m.readers = append(m.readers, v.name(p))
+		}
 		if meta != "{}" {
 			var values map[string]string
 			if err := json.Unmarshal([]byte(meta), &values); err != nil {
@@ -961,13 +981,34 @@ func (v *vectors) allowed(f ingestd.Filter) allowedRows {
 	okInst := match(anyStrings(f.Installations))
 	okKind := match(anyStrings(f.SourceKinds))
 	okTier := match(anyStrings(f.Tiers))
+	var okReader []bool // a person's principals; nil for the service view
+	if f.Reader != nil {
+		okReader = make([]bool, len(v.names))
+		for _, p := range f.Reader.Principals {
+			if i, found := v.nameIdx[string(p)]; found {
+				okReader[i] = true
+			}
+		}
+	}
+	reads := func(d docMeta) bool {
+		if okReader == nil {
+			return true
+		}
+		for _, n := range d.readers { // none for an unmapped document
+			if okReader[n] {
+				return true
+			}
+		}
+		return false
+	}
 	rows := allowedRows{allow: make([]bool, len(v.docs)), all: true}
 	rejected := v.rejectedName()
 	for i, d := range v.docs {
 		ok := okStatus[d.status] &&
 			(okInst == nil || okInst[d.inst]) &&
 			(okKind == nil || okKind[d.kind]) &&
-			(okTier == nil || okTier[d.tier])
+			(okTier == nil || okTier[d.tier]) &&
+			reads(d)
 		rows.allow[i] = ok
 		rows.all = rows.all && ok
 		if ok {
@@ -991,7 +1032,11 @@ func anyStrings[T ~string](xs []T) []string {
 
 func filterKey(f ingestd.Filter) string {
 	var b strings.Builder
-	for _, part := range [][]string{f.Installations, f.SourceKinds, anyStrings(f.Tiers), anyStrings(f.Statuses)} {
+	var reader []string
+	if f.Reader != nil {
+		reader = append(anyStrings(f.Reader.Principals), "") // "" tells a person with no principal from the service view
+	}
+	for _, part := range [][]string{f.Installations, f.SourceKinds, anyStrings(f.Tiers), anyStrings(f.Statuses), reader} {
 		for _, s := range part {
 			b.WriteString(s)
 			b.WriteByte(0)
@@ -1029,7 +1074,8 @@ func (v *vectors) facts(ctx context.Context, ids, keys []string) (out map[string
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	fact := func(d docMeta) ingestd.TierFacts {
-		f := ingestd.TierFacts{Installation: v.names[d.inst], SourceKind: v.names[d.kind], Tier: ingestd.Tier(v.names[d.tier])}
+		f := ingestd.TierFacts{Installation: v.names[d.inst], SourceKind: v.names[d.kind], Tier: ingestd.Tier(v.names[d.tier]),
+			Readers: v.readerFacts(d)}
 		if withMeta && d.meta != nil {
 			for _, k := range keys {
 				i, _ := slices.BinarySearch(v.keys, k)

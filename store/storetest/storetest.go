@@ -96,6 +96,7 @@ func Run(t *testing.T, open func(t *testing.T) ingestd.Store, fence func(text st
 		{"Archive/ImportRefusesUnfenced", func(t *testing.T, s ingestd.Store) { testImportRefusesUnfenced(t, s, fence) }},
 	}
 	tests = append(tests, orderTests(open)...)
+	tests = append(tests, principalTests()...) // principals.go
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.fn(t, open(t))

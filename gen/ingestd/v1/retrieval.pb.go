@@ -50,7 +50,11 @@ type RetrieveRequest struct {
 	Grounding string `protobuf:"bytes,10,opt,name=grounding,proto3" json:"grounding,omitempty"`
 	// trusted_view asks for a second, trusted-only answer in the same call
 	// (RetrieveResponse.trusted_view) with its own verdict.
-	TrustedView   bool `protobuf:"varint,11,opt,name=trusted_view,json=trustedView,proto3" json:"trusted_view,omitempty"`
+	TrustedView bool `protobuf:"varint,11,opt,name=trusted_view,json=trustedView,proto3" json:"trusted_view,omitempty"`
+	// The person the request is for (user:<address>): required from a token
+	// that acts for people, refused when it is not the person a token is
+	// bound to, a narrowing for a service token.
+	Principal     string `protobuf:"bytes,12,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -160,6 +164,13 @@ func (x *RetrieveRequest) GetTrustedView() bool {
 		return x.TrustedView
 	}
 	return false
+}
+
+func (x *RetrieveRequest) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
 }
 
 type Chunk struct {
@@ -577,6 +588,8 @@ type ProvenanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Count only the documents of these installations; all when empty.
 	Installations []string `protobuf:"bytes,1,rep,name=installations,proto3" json:"installations,omitempty"`
+	// As RetrieveRequest.principal: a person's report counts what they may read.
+	Principal     string `protobuf:"bytes,2,opt,name=principal,proto3" json:"principal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -616,6 +629,13 @@ func (x *ProvenanceRequest) GetInstallations() []string {
 		return x.Installations
 	}
 	return nil
+}
+
+func (x *ProvenanceRequest) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
 }
 
 type TierShare struct {
@@ -685,6 +705,7 @@ type InstallationReport struct {
 	Tier          string                 `protobuf:"bytes,3,opt,name=tier,proto3" json:"tier,omitempty"`
 	Documents     int64                  `protobuf:"varint,4,opt,name=documents,proto3" json:"documents,omitempty"`
 	Tiers         []*TierShare           `protobuf:"bytes,5,rep,name=tiers,proto3" json:"tiers,omitempty"`
+	Unmapped      int64                  `protobuf:"varint,6,opt,name=unmapped,proto3" json:"unmapped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -754,6 +775,13 @@ func (x *InstallationReport) GetTiers() []*TierShare {
 	return nil
 }
 
+func (x *InstallationReport) GetUnmapped() int64 {
+	if x != nil {
+		return x.Unmapped
+	}
+	return 0
+}
+
 type ReportPolicy struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	FirewallMode string                 `protobuf:"bytes,1,opt,name=firewall_mode,json=firewallMode,proto3" json:"firewall_mode,omitempty"`
@@ -821,7 +849,9 @@ type ProvenanceReport struct {
 	Policy                *ReportPolicy          `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
 	// Documents whose installation is no longer configured (or is configured
 	// with another connector kind): they count as untrusted-external.
-	Orphaned      int64 `protobuf:"varint,9,opt,name=orphaned,proto3" json:"orphaned,omitempty"`
+	Orphaned int64 `protobuf:"varint,9,opt,name=orphaned,proto3" json:"orphaned,omitempty"`
+	// Documents whose readers could not be determined: no person reads them.
+	Unmapped      int64 `protobuf:"varint,10,opt,name=unmapped,proto3" json:"unmapped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -919,12 +949,19 @@ func (x *ProvenanceReport) GetOrphaned() int64 {
 	return 0
 }
 
+func (x *ProvenanceReport) GetUnmapped() int64 {
+	if x != nil {
+		return x.Unmapped
+	}
+	return 0
+}
+
 var File_ingestd_v1_retrieval_proto protoreflect.FileDescriptor
 
 const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\n" +
 	"\x1aingestd/v1/retrieval.proto\x12\n" +
-	"ingestd.v1\"\x95\x03\n" +
+	"ingestd.v1\"\xb3\x03\n" +
 	"\x0fRetrieveRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12\x13\n" +
 	"\x05top_k\x18\x02 \x01(\x05R\x04topK\x12$\n" +
@@ -938,7 +975,8 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"request_id\x18\t \x01(\tR\trequestId\x12\x1c\n" +
 	"\tgrounding\x18\n" +
 	" \x01(\tR\tgrounding\x12!\n" +
-	"\ftrusted_view\x18\v \x01(\bR\vtrustedViewB\t\n" +
+	"\ftrusted_view\x18\v \x01(\bR\vtrustedView\x12\x1c\n" +
+	"\tprincipal\x18\f \x01(\tR\tprincipalB\t\n" +
 	"\a_expandB\x13\n" +
 	"\x11_include_rejected\"\xd5\x02\n" +
 	"\x05Chunk\x12\x19\n" +
@@ -979,22 +1017,24 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\bexpanded\x18\x02 \x03(\v2\x11.ingestd.v1.ChunkR\bexpanded\x12-\n" +
 	"\brejected\x18\x03 \x03(\v2\x11.ingestd.v1.ChunkR\brejected\x12-\n" +
 	"\averdict\x18\x04 \x01(\v2\x13.ingestd.v1.VerdictR\averdict\x12@\n" +
-	"\x1cexcluded_untrusted_documents\x18\x05 \x01(\x05R\x1aexcludedUntrustedDocuments\"9\n" +
+	"\x1cexcluded_untrusted_documents\x18\x05 \x01(\x05R\x1aexcludedUntrustedDocuments\"W\n" +
 	"\x11ProvenanceRequest\x12$\n" +
-	"\rinstallations\x18\x01 \x03(\tR\rinstallations\"G\n" +
+	"\rinstallations\x18\x01 \x03(\tR\rinstallations\x12\x1c\n" +
+	"\tprincipal\x18\x02 \x01(\tR\tprincipal\"G\n" +
 	"\tTierShare\x12\x12\n" +
 	"\x04tier\x18\x01 \x01(\tR\x04tier\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x03R\x05count\x12\x10\n" +
-	"\x03pct\x18\x03 \x01(\x01R\x03pct\"\x97\x01\n" +
+	"\x03pct\x18\x03 \x01(\x01R\x03pct\"\xb3\x01\n" +
 	"\x12InstallationReport\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04tier\x18\x03 \x01(\tR\x04tier\x12\x1c\n" +
 	"\tdocuments\x18\x04 \x01(\x03R\tdocuments\x12+\n" +
-	"\x05tiers\x18\x05 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\"r\n" +
+	"\x05tiers\x18\x05 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\x12\x1a\n" +
+	"\bunmapped\x18\x06 \x01(\x03R\bunmapped\"r\n" +
 	"\fReportPolicy\x12#\n" +
 	"\rfirewall_mode\x18\x01 \x01(\tR\ffirewallMode\x12=\n" +
-	"\x1buntrusted_turn_tool_classes\x18\x02 \x03(\tR\x18untrustedTurnToolClasses\"\x8e\x03\n" +
+	"\x1buntrusted_turn_tool_classes\x18\x02 \x03(\tR\x18untrustedTurnToolClasses\"\xaa\x03\n" +
 	"\x10ProvenanceReport\x12\x14\n" +
 	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x1a\n" +
 	"\bdeclared\x18\x02 \x01(\x03R\bdeclared\x12\x1e\n" +
@@ -1006,7 +1046,9 @@ const file_ingestd_v1_retrieval_proto_rawDesc = "" +
 	"\x05tiers\x18\x06 \x03(\v2\x15.ingestd.v1.TierShareR\x05tiers\x12D\n" +
 	"\rinstallations\x18\a \x03(\v2\x1e.ingestd.v1.InstallationReportR\rinstallations\x120\n" +
 	"\x06policy\x18\b \x01(\v2\x18.ingestd.v1.ReportPolicyR\x06policy\x12\x1a\n" +
-	"\borphaned\x18\t \x01(\x03R\borphaned2\xae\x01\n" +
+	"\borphaned\x18\t \x01(\x03R\borphaned\x12\x1a\n" +
+	"\bunmapped\x18\n" +
+	" \x01(\x03R\bunmapped2\xae\x01\n" +
 	"\x10RetrievalService\x12J\n" +
 	"\bRetrieve\x12\x1b.ingestd.v1.RetrieveRequest\x1a\x1c.ingestd.v1.RetrieveResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +
