@@ -100,7 +100,9 @@ func upstreamCalls(t *testing.T, tap, tool string) int {
 // runs; the declared write is refused and never reaches the upstream
 // when the host cannot ask, and when its user declines; confirmed, it
 // runs once; the same call again is not covered by that yes: asked
-// again, declined, refused.
+// again, declined, refused. Like a desktop host, it marks no turns, so
+// the session is the turn. docs/gateway.md's worked example shows the
+// texts the host received here; the test fails when they differ.
 func TestGatewayTypeScriptHost(t *testing.T) {
 	node, dir, everything := mustTSHost(t)
 	cfg := mustQuickstart(t)
@@ -131,9 +133,9 @@ gateway:
 	writeArgs := map[string]any{"name": "customers.gz", "outputType": "resource",
 		"data": "data:text/plain;base64," + base64.StdEncoding.EncodeToString([]byte("customer list"))}
 	steps := []map[string]any{
-		{"name": "retrieve", "arguments": map[string]any{"query": mcpQueries[0]}, "turn": "turn-1"},
-		{"name": "everything__get-sum", "arguments": map[string]any{"a": 2, "b": 3}, "turn": "turn-1"},
-		{"name": write, "arguments": writeArgs, "turn": "turn-1"},
+		{"name": "retrieve", "arguments": map[string]any{"query": mcpQueries[0]}},
+		{"name": "everything__get-sum", "arguments": map[string]any{"a": 2, "b": 3}},
+		{"name": write, "arguments": writeArgs},
 	}
 	transports := map[string]map[string]any{
 		"http":  {"transport": "http", "url": srv.base + "/mcp"},
@@ -156,8 +158,13 @@ gateway:
 			if len(h.Steps) != 3 || h.Steps[0].Error != nil || h.Steps[1].Error != nil || h.Steps[2].Error != nil {
 				t.Fatalf("steps %+v", h.Steps)
 			}
-			if got := h.Steps[0].Result.Meta["io.ingestd/turn"]; got != "turn-1" {
-				t.Errorf("retrieve _meta %v, want the turn id it used", h.Steps[0].Result.Meta)
+			verdict := h.text(0)
+			if i := strings.Index(verdict, "). "); i >= 0 {
+				verdict = verdict[:i+2]
+			}
+			shownInDocs(t, verdict)
+			if got := h.Steps[0].Result.Meta["io.ingestd/turn_scope"]; got != "session" {
+				t.Errorf("retrieve _meta %v: a host that marks no turn is judged by its session", h.Steps[0].Result.Meta)
 			}
 			if h.Steps[1].Result.IsError || !strings.Contains(h.text(1), "5") {
 				t.Errorf("the declared read in a tainted turn: %q", h.text(1))
@@ -172,7 +179,7 @@ gateway:
 			if len(h.Questions) != 0 {
 				t.Errorf("a host without elicitation was asked %q", h.Questions)
 			}
-			t.Logf("what the host sees, refused:\n%s", refusal)
+			shownInDocs(t, refusal)
 		})
 		t.Run(name+"/asks", func(t *testing.T) {
 			before := upstreamCalls(t, tap, "gzip-file-as-resource")
@@ -203,9 +210,8 @@ gateway:
 			if h.Questions[1] != q || h.Questions[2] != q {
 				t.Errorf("one exact call, yet the questions differ:\n%s\n%s", q, h.Questions[2])
 			}
-			t.Logf("what the host's user is asked:\n%s", q)
-			t.Logf("declined:\n%s", h.text(2))
-			t.Logf("the same call after its yes, declined:\n%s", h.text(4))
+			shownInDocs(t, q)
+			shownInDocs(t, h.text(2))
 		})
 	}
 }
@@ -217,4 +223,13 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// shownInDocs fails unless docs/gateway.md's worked example shows text,
+// which a host received, exactly.
+func shownInDocs(t *testing.T, text string) {
+	t.Helper()
+	if doc := string(mustRead(t, filepath.Join("..", "..", "docs", "gateway.md"))); !strings.Contains(doc, text) {
+		t.Errorf("docs/gateway.md's worked example does not show what the host received:\n%s", text)
+	}
 }
