@@ -20,7 +20,7 @@ import (
 func TestEverythingServerUpstream(t *testing.T) {
 	bin := os.Getenv("INGESTD_TEST_MCP_EVERYTHING")
 	if bin == "" {
-		t.Skip("INGESTD_TEST_MCP_EVERYTHING (the mcp-server-everything binary from npm) is not set; see .ci/services.d/mcp-everything.sh")
+		t.Skip("INGESTD_TEST_MCP_EVERYTHING (the mcp-server-everything binary from npm) is not set; `npm ci` in e2e/mcpservers and point it at node_modules/.bin/mcp-server-everything")
 	}
 	t.Setenv("INGESTD_TEST_GATEWAY_SECRET", "s3cret-value-never-passed")
 	up := gateway.Upstream{ID: "everything", Command: []string{bin, "stdio"}, Tools: map[string]gateway.Tool{

@@ -20,16 +20,25 @@ import (
 // would take it — the file, every installation's block, every secret
 // variable it names, the listen address, TLS files, data_dir — without
 // opening a store, NATS or a listener. Exit 0 when serve would start on
-// it, 2 with file:line for each refusal.
-func runCheck(_ context.Context, e *env, args []string) error {
+// it, 2 with file:line for each refusal. With --upstreams it also starts
+// each gateway upstream and names what it offers against what is
+// declared (upstreamProblems); without, it starts nothing.
+func runCheck(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
+	upstreams := fs.Bool("upstreams", false, "also start each gateway upstream and name every tool it offers that is not declared and every declared tool it does not offer")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, problems, err := checkConfig(*cfgPath, e)
 	if err != nil {
 		return err
+	}
+	var started []string
+	if *upstreams {
+		var more []error
+		started, more = cfg.upstreamProblems(ctx, e)
+		problems = append(problems, more...)
 	}
 	for _, p := range problems[:max(0, len(problems)-1)] {
 		e.stderr.Printf("ingestd check: %v\n", p)
@@ -38,6 +47,9 @@ func runCheck(_ context.Context, e *env, args []string) error {
 		return problems[len(problems)-1]
 	}
 	e.stdout.Printf("%s: ok: %s, serve would start on it\n", cfg.path, plural(len(cfg.Installations), "installation"))
+	for _, id := range started {
+		e.stdout.Printf("upstream %s: started, offers exactly the tools declared\n", id)
+	}
 	if note := listenInUse(cfg.Listen); note != "" {
 		e.stdout.Printf("note: %s\n", note)
 	}
@@ -98,6 +110,9 @@ func checkConfig(path string, e *env) (*Config, []error, error) {
 		if err := api.CheckListen(cfg.Listen, len(tokens) > 0, cfg.Auth.AllowUnauthenticated); err != nil {
 			add(&configError{path: cfg.path, line: cfg.listenLine(), msg: err.Error()})
 		}
+	}
+	if _, err := cfg.gatewayOptions(e, quiet); err != nil {
+		add(err)
 	}
 	if cfg.TLS.Cert != "" {
 		if _, err := tls.LoadX509KeyPair(cfg.Path(cfg.TLS.Cert), cfg.Path(cfg.TLS.Key)); err != nil {

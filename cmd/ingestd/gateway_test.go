@@ -42,7 +42,7 @@ func TestGatewayConfigErrorsNameTheLine(t *testing.T) {
 func TestGatewayToolsListsOfferedAgainstDeclared(t *testing.T) {
 	bin := os.Getenv("INGESTD_TEST_MCP_EVERYTHING")
 	if bin == "" {
-		t.Skip("INGESTD_TEST_MCP_EVERYTHING (the mcp-server-everything binary from npm) is not set; see .ci/services.d/mcp-everything.sh")
+		t.Skip("INGESTD_TEST_MCP_EVERYTHING (the mcp-server-everything binary from npm) is not set; `npm ci` in e2e/mcpservers and point it at node_modules/.bin/mcp-server-everything")
 	}
 	cfg := writeConfig(t, gatewayBase+"gateway:\n  upstreams:\n    - id: everything\n      command: ["+bin+", stdio]\n      tools:\n"+
 		"        echo: {class: read, output: untrusted}\n        get-sum: {class: read, output: trusted}\n        not-there: {class: write, output: trusted}\n")

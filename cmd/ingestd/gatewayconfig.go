@@ -226,3 +226,52 @@ func (c *Config) serveGateway(ctx context.Context, e *env, log *slog.Logger, so 
 	so.MCPExtension, so.MCPCollector = g, calls
 	return g.Close, nil
 }
+
+// upstreamProblems is `ingestd check --upstreams`: it starts each
+// configured upstream, as serve would, and returns the ids of those that
+// offer exactly what is declared and a problem for each that does not:
+// one that did not start and its undeclared tools at the line of its
+// block, a declared tool it does not offer at that tool's line. Nothing
+// when the block itself is refused (check named that already).
+func (c *Config) upstreamProblems(ctx context.Context, e *env) ([]string, []error) {
+	o, err := c.gatewayOptions(e, slog.New(slog.DiscardHandler))
+	if o == nil || err != nil {
+		return nil, nil
+	}
+	g, err := gateway.Open(ctx, *o)
+	if err != nil {
+		return nil, []error{&configError{path: c.path, line: c.line("gateway"), msg: "gateway: " + ingestd.ErrorMessage(err)}}
+	}
+	defer g.Close()
+	byID := map[string]*GatewayUpstreamConfig{}
+	for i := range c.Gateway.Upstreams {
+		byID[c.Gateway.Upstreams[i].ID] = &c.Gateway.Upstreams[i]
+	}
+	var ok []string
+	var problems []error
+	for _, l := range g.Listings() {
+		uc := byID[l.Upstream]
+		at := func(line int, format string, args ...any) {
+			problems = append(problems, &configError{path: c.path, line: line, msg: fmt.Sprintf(format, args...)})
+		}
+		if l.Down != "" {
+			at(uc.line, "gateway: upstream %q did not start: %s", l.Upstream, l.Down)
+			continue
+		}
+		if len(l.Undeclared) > 0 {
+			at(uc.line, "gateway: upstream %q offers tools nobody declared, never offered to a host: %s (declare each under its tools; `ingestd gateway tools` shows what their annotations suggest)",
+				l.Upstream, strings.Join(l.Undeclared, ", "))
+		}
+		for _, m := range l.Missing {
+			line := uc.line
+			if tl, found := uc.toolLines[m]; found {
+				line = tl
+			}
+			at(line, "gateway: upstream %q: tool %q is declared but the upstream does not offer it", l.Upstream, m)
+		}
+		if len(l.Undeclared) == 0 && len(l.Missing) == 0 {
+			ok = append(ok, l.Upstream)
+		}
+	}
+	return ok, problems
+}

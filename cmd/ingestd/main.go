@@ -86,8 +86,8 @@ var synopses = []synopsis{
 		"the firewall usefulness benchmark on a built-in labelled corpus"},
 	{"bench agentdojo", "--suite DIR [--grounding auto|all] [--json]",
 		"replay an AgentDojo suite through the real connectors and retrieval; per tool-gate policy: utility, attack success, confirmations"},
-	{"check", "",
-		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir) without opening anything: exit 0, or 2 with file:line for each problem"},
+	{"check", "[--upstreams]",
+		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir, the gateway block) without opening anything; --upstreams also starts each gateway upstream and names undeclared and missing tools: exit 0, or 2 with file:line for each problem"},
 	{"version", "",
 		"print the version, and the VCS revision and time it was built from"},
 }

@@ -8,7 +8,17 @@
 //   {"transport": "stdio", "command": "/path/ingestd", "args": ["mcp", "--config", "F"]}
 // plus "queries": ["..."] (each is called as the retrieve tool) and
 // "resources": ["ingestd://..."] (each is read).
+//
+// As a host in front of ingestd's gateway (cmd/ingestd
+// TestGatewayTypeScriptHost) the plan also has "steps": [{"name": "...",
+// "arguments": {...}, "turn": "..."}], each called as a tool with the
+// turn id in _meta under io.ingestd/turn, and "answers": [true, false,
+// ...]: when present the client declares that it can ask its user
+// (elicitation) and answers each question it is asked with the next one
+// (true: accept with approve, false: decline). It prints every question
+// it was asked.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -32,8 +42,16 @@ function errorOf(err) {
   return { message: String(err && err.message ? err.message : err), code: err && err.code !== undefined ? err.code : null };
 }
 
-const out = { server: null, tools: null, templates: null, calls: [], resources: [] };
-const client = new Client({ name: "ingestd-e2e-ts", version: "1.0.0" });
+const out = { server: null, tools: null, templates: null, calls: [], resources: [], steps: [], questions: [] };
+const asks = Array.isArray(plan.answers);
+const client = new Client({ name: "ingestd-e2e-ts", version: "1.0.0" }, asks ? { capabilities: { elicitation: {} } } : {});
+if (asks) {
+  const answers = [...plan.answers];
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    out.questions.push(req.params.message);
+    return answers.shift() === true ? { action: "accept", content: { approve: true } } : { action: "decline" };
+  });
+}
 try {
   await client.connect(transportFor(plan));
   out.server = client.getServerVersion();
@@ -54,6 +72,15 @@ try {
       out.resources.push({ uri, result: await client.readResource({ uri }) });
     } catch (err) {
       out.resources.push({ uri, error: errorOf(err) });
+    }
+  }
+  for (const step of plan.steps || []) {
+    const params = { name: step.name, arguments: step.arguments || {} };
+    if (step.turn) params._meta = { "io.ingestd/turn": step.turn };
+    try {
+      out.steps.push({ name: step.name, result: await client.callTool(params) });
+    } catch (err) {
+      out.steps.push({ name: step.name, error: errorOf(err) });
     }
   }
 } catch (err) {
