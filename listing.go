@@ -20,6 +20,14 @@ type DocumentListRequest struct {
 	After string
 	// Limit is the page's size: 0 means DefaultListLimit; 1..MaxListLimit.
 	Limit int
+	// Principal is the person the listing is for (a token acting for
+	// people must name one), as RetrieveRequest.Principal.
+	Principal string
+	// Reader is who the listing reads as, resolved from the token and
+	// Principal by the one scope check (api/access); nil is the service
+	// view. Only documents it may read are listed, before the page is cut,
+	// so neither a page's length nor its token tells of hidden ones.
+	Reader *Reader
 }
 
 // DocumentList is one page of an installation's not-deleted documents.
@@ -45,4 +53,7 @@ type DocumentSummary struct {
 	Untrusted bool      `json:"untrusted"`
 	Status    Status    `json:"status"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Readers is who may read the document, for the one scope check to
+	// judge; it is never served.
+	Readers Readers `json:"-"`
 }

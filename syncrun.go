@@ -124,6 +124,10 @@ type InstallationStatus struct {
 	IntervalSeconds int64 `json:"interval_seconds"`
 	// Documents counts its not-deleted documents.
 	Documents int `json:"documents"`
+	// Unmapped counts those of them whose readers could not be
+	// determined (the source's permissions were not read): no person may
+	// read them until a pass maps them.
+	Unmapped int `json:"unmapped"`
 	// LastRun is its newest recorded pass; nil when none is.
 	LastRun *SyncRun `json:"last_run"`
 	// LastSuccessAt is when its newest successful pass ended.

@@ -64,6 +64,12 @@ type Token struct {
 	User        ingestd.Principal
 	ActForUsers bool
 	Groups      ingestd.Groups
+	// AssertionKey, when set, makes every request carry a principal
+	// assertion signed with it (ingestd.SignAssertion, in the
+	// ingestd.AssertionHeader): the request reads as the person it names,
+	// as if the token were bound to them, and is refused (401) without a
+	// valid one. Not with User or ActForUsers.
+	AssertionKey []byte
 }
 
 // Options configures the handler. Retriever is required.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
@@ -24,6 +25,8 @@ type authenticator struct {
 type hashedToken struct {
 	digest    [sha256.Size]byte
 	principal access.Principal
+	// assertionKey, when set, verifies the request's principal assertion.
+	assertionKey []byte
 }
 
 // MinTokenBytes is the shortest bearer token accepted: 32 bytes, as
@@ -76,6 +79,9 @@ func newAuthenticator(tokens []Token) *authenticator {
 		if t.User != "" && t.ActForUsers {
 			panic(fmt.Sprintf("api: token %q is bound to %s and acts for users: it is one or the other", t.Name, t.User))
 		}
+		if t.AssertionKey != nil && (t.User != "" || t.ActForUsers || len(t.AssertionKey) < ingestd.MinAssertionKeyBytes) {
+			panic(fmt.Sprintf("api: token %q: an assertion key of at least %d bytes, on a token neither bound to a person nor acting for users", t.Name, ingestd.MinAssertionKeyBytes))
+		}
 		p := access.Principal{Name: t.Name, Scopes: slices.Clone(t.Scopes), User: t.User, ActForUsers: t.ActForUsers, Groups: t.Groups}
 		if t.Installations != nil {
 			p.Installations = slices.Clone(t.Installations)
@@ -86,7 +92,7 @@ func newAuthenticator(tokens []Token) *authenticator {
 				panic(fmt.Sprintf("api: token %q (Tokens[%d]) has the value of token %q", t.Name, i, prev.principal.Name))
 			}
 		}
-		a.tokens = append(a.tokens, hashedToken{digest: d, principal: p})
+		a.tokens = append(a.tokens, hashedToken{digest: d, principal: p, assertionKey: slices.Clone(t.AssertionKey)})
 	}
 	return a
 }
@@ -116,5 +122,14 @@ func (a *authenticator) principal(r *http.Request) (*access.Principal, error) {
 		return nil, ingestd.Errorf(ingestd.EUNAUTHORIZED, "the bearer token is not valid")
 	}
 	p := found.principal
+	if found.assertionKey != nil {
+		// The person is the one the backend signed for, this request:
+		// the token alone names no one.
+		user, err := ingestd.VerifyAssertion(found.assertionKey, r.Header.Get(ingestd.AssertionHeader), time.Now())
+		if err != nil {
+			return nil, err
+		}
+		p.User = user
+	}
 	return &p, nil
 }

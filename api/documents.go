@@ -70,8 +70,8 @@ func (s *server) mountDocuments(mux *http.ServeMux, reader access.DocumentReader
 
 // listRequest reads limit and page_token from r's query.
 func listRequest(inst string, r *http.Request) (ingestd.DocumentListRequest, error) {
-	req := ingestd.DocumentListRequest{Installation: inst}
 	q := r.URL.Query()
+	req := ingestd.DocumentListRequest{Installation: inst, Principal: q.Get("principal")}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > ingestd.MaxListLimit {

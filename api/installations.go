@@ -155,7 +155,7 @@ func (c *installationService) ListRuns(ctx context.Context, req *connect.Request
 
 func statusToProto(s ingestd.InstallationStatus) *ingestdv1.InstallationStatus {
 	m := &ingestdv1.InstallationStatus{
-		Id: s.ID, Kind: s.Kind, Tier: s.Tier, IntervalSeconds: s.IntervalSeconds, Documents: int64(s.Documents),
+		Id: s.ID, Kind: s.Kind, Tier: s.Tier, IntervalSeconds: s.IntervalSeconds, Documents: int64(s.Documents), Unmapped: int64(s.Unmapped),
 		LastSuccessAt: timeText(s.LastSuccessAt), ConsecutiveFailures: int64(s.ConsecutiveFailures),
 		NextRunAt: timeText(s.NextRunAt), Health: &ingestdv1.Health{Status: s.Health.Status, Reasons: s.Health.Reasons},
 	}

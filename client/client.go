@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -36,6 +37,12 @@ type Options struct {
 	Token string
 	// GRPC speaks gRPC instead of the Connect protocol.
 	GRPC bool
+	// AssertionKey is the principal assertion key of a token configured
+	// with assertion_key_env: each call then carries an assertion,
+	// signed for a minute, that the request's Principal is its person
+	// (ingestd.SignAssertion). A call that names no Principal is refused
+	// here, before it is sent.
+	AssertionKey []byte
 }
 
 var _ ingestd.Retriever = (*Client)(nil)
@@ -44,6 +51,7 @@ var _ ingestd.Retriever = (*Client)(nil)
 // program that runs apart from ingestd. It is safe for concurrent use.
 type Client struct {
 	rpc ingestdv1connect.RetrievalServiceClient
+	key []byte
 }
 
 // New returns a client for the server at baseURL ("http://127.0.0.1:7700").
@@ -62,7 +70,7 @@ func New(baseURL string, o *Options) *Client {
 	if o.Token != "" {
 		opts = append(opts, connect.WithInterceptors(bearer(o.Token)))
 	}
-	return &Client{rpc: ingestdv1connect.NewRetrievalServiceClient(hc, strings.TrimRight(baseURL, "/"), opts...)}
+	return &Client{rpc: ingestdv1connect.NewRetrievalServiceClient(hc, strings.TrimRight(baseURL, "/"), opts...), key: o.AssertionKey}
 }
 
 func bearer(token string) connect.UnaryInterceptorFunc {
@@ -82,7 +90,11 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 // server logged the turn under (its X-Request-Id header), or the one r
 // carried when the server did not say.
 func (c *Client) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*ingestd.RetrieveResponse, error) {
-	resp, err := c.rpc.Retrieve(ctx, connect.NewRequest(wire.RequestToProto(r)))
+	req := connect.NewRequest(wire.RequestToProto(r))
+	if err := c.assert(req.Header(), r.Principal); err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.Retrieve(ctx, req)
 	if err != nil {
 		return nil, fromConnect("retrieve", err)
 	}
@@ -102,7 +114,11 @@ func (c *Client) Retrieve(ctx context.Context, r ingestd.RetrieveRequest) (*inge
 // Provenance returns the corpus report over the installations r names
 // (all the token may see when none).
 func (c *Client) Provenance(ctx context.Context, r ingestd.ProvenanceRequest) (ingestd.ProvenanceReport, error) {
-	resp, err := c.rpc.Provenance(ctx, connect.NewRequest(&ingestdv1.ProvenanceRequest{Installations: r.Installations, Principal: r.Principal}))
+	req := connect.NewRequest(&ingestdv1.ProvenanceRequest{Installations: r.Installations, Principal: r.Principal})
+	if err := c.assert(req.Header(), r.Principal); err != nil {
+		return ingestd.ProvenanceReport{}, err
+	}
+	resp, err := c.rpc.Provenance(ctx, req)
 	if err != nil {
 		return ingestd.ProvenanceReport{}, fromConnect("provenance", err)
 	}
@@ -117,4 +133,24 @@ func fromConnect(op string, err error) error {
 	}
 	code := wire.AppCode(ce.Code())
 	return ingestd.Errorf(code, "%s: %s", op, ce.Message())
+}
+
+// assertionLifetime is how long an assertion the client signs is good.
+const assertionLifetime = time.Minute
+
+// assert puts the assertion that principal is the call's person in h,
+// when the client holds an assertion key.
+func (c *Client) assert(h http.Header, principal string) error {
+	if c.key == nil {
+		return nil
+	}
+	if strings.TrimSpace(principal) == "" {
+		return ingestd.Errorf(ingestd.EINVALID, "the client signs principal assertions: the request must name its principal")
+	}
+	a, err := ingestd.SignAssertion(c.key, principal, time.Now().Add(assertionLifetime))
+	if err != nil {
+		return err
+	}
+	h.Set(ingestd.AssertionHeader, a)
+	return nil
 }

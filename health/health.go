@@ -45,7 +45,7 @@ const (
 // document counts it shows beside it.
 type Store interface {
 	ingestd.RunStore
-	CountDocuments(ctx context.Context, metaKeys []string) ([]ingestd.DocumentCount, error)
+	CountDocumentsFor(ctx context.Context, metaKeys []string, r *ingestd.Reader) ([]ingestd.DocumentCount, error)
 }
 
 // Options configures a Monitor. Store is required.
@@ -155,14 +155,19 @@ func (m *Monitor) statuses(ctx context.Context, count bool) ([]ingestd.Installat
 	if err != nil {
 		return nil, err
 	}
-	docs := map[string]int{}
+	docs, unmapped := map[string]int{}, map[string]int{}
 	if count {
-		counts, err := m.store.CountDocuments(ctx, nil)
+		// The service view: every document, each count of one readers
+		// state.
+		counts, err := m.store.CountDocumentsFor(ctx, nil, nil)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range counts {
 			docs[c.Installation] += c.Count
+			if c.ReadersState == ingestd.ReadersUnmapped {
+				unmapped[c.Installation] += c.Count
+			}
 		}
 	}
 	now := m.now()
@@ -170,7 +175,7 @@ func (m *Monitor) statuses(ctx context.Context, count bool) ([]ingestd.Installat
 	for _, inst := range m.insts {
 		st := ingestd.InstallationStatus{
 			ID: inst.ID, Kind: inst.Kind, Tier: string(inst.Tier),
-			IntervalSeconds: int64(inst.Interval / time.Second), Documents: docs[inst.ID],
+			IntervalSeconds: int64(inst.Interval / time.Second), Documents: docs[inst.ID], Unmapped: unmapped[inst.ID],
 		}
 		state, ok := states[inst.ID]
 		if ok {

@@ -114,6 +114,9 @@ func TestInstallations(t *testing.T) {
 	st := sqlitetest.MustOpen(t)
 	storetest.MustPut(t, st, storetest.Doc("support", "a", ingestd.TierUntrustedExternal, "a"), nil, nil)
 	storetest.MustPut(t, st, storetest.Doc("support", "b", ingestd.TierUntrustedExternal, "b"), nil, nil)
+	mapped := storetest.Doc("support", "c", ingestd.TierUntrustedExternal, "c")
+	mapped.Readers = ingestd.ReadersOf("user:alice@example.com")
+	storetest.MustPut(t, st, mapped, nil, nil)
 	if err := st.DeleteDocument(context.Background(), ingestd.DocumentID("support", "b")); err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +136,9 @@ func TestInstallations(t *testing.T) {
 		t.Fatalf("installations %+v, want support and handbook in that order", sts)
 	}
 	s := sts[0]
-	if s.Kind != "imap" || s.Tier != "untrusted-external" || s.IntervalSeconds != 300 || s.Documents != 1 {
-		t.Errorf("support: kind %s, tier %s, interval %ds, %d documents; want imap, untrusted-external, 300s, 1", s.Kind, s.Tier, s.IntervalSeconds, s.Documents)
+	if s.Kind != "imap" || s.Tier != "untrusted-external" || s.IntervalSeconds != 300 || s.Documents != 2 || s.Unmapped != 1 {
+		t.Errorf("support: kind %s, tier %s, interval %ds, %d documents (%d unmapped); want imap, untrusted-external, 300s, 2 (1 unmapped)",
+			s.Kind, s.Tier, s.IntervalSeconds, s.Documents, s.Unmapped)
 	}
 	if s.LastRun == nil || s.LastRun.Error != "login refused" || !s.LastRun.StartedAt.Equal(now.Add(-5*time.Minute)) {
 		t.Errorf("support's last pass %+v, want the one 5 minutes ago", s.LastRun)

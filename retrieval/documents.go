@@ -48,6 +48,24 @@ func (s *Service) describe(ctx context.Context, doc *ingestd.ServedDocument) err
 	return nil
 }
 
+// readable returns the refs whose documents reader may read (all of them
+// for the service view), read from the stored readers before a page is
+// cut.
+func (s *Service) readable(ctx context.Context, reader *ingestd.Reader, refs []ingestd.DocumentRef) ([]ingestd.DocumentRef, error) {
+	if reader == nil || len(refs) == 0 {
+		return refs, nil
+	}
+	ids := make([]string, len(refs))
+	for i, ref := range refs {
+		ids[i] = ref.ID
+	}
+	may, err := ingestd.ReadableOf(ctx, s.store, reader, ids)
+	if err != nil {
+		return nil, fmt.Errorf("readers of the listed documents: %w", err)
+	}
+	return slices.DeleteFunc(refs, func(ref ingestd.DocumentRef) bool { return !may[ref.ID] }), nil
+}
+
 // ListDocuments returns one page of the installation's not-deleted
 // documents in document id order, each with its tier in force. It returns
 // EINVALID for a limit outside 0..MaxListLimit, ENOTFOUND for an
@@ -71,6 +89,9 @@ func (s *Service) ListDocuments(ctx context.Context, r ingestd.DocumentListReque
 	refs, err := s.index.DocumentRefs(ctx, r.Installation)
 	if err != nil {
 		return nil, fmt.Errorf("list documents of %s: %w", r.Installation, err)
+	}
+	if refs, err = s.readable(ctx, r.Reader, refs); err != nil {
+		return nil, err
 	}
 	if len(refs) == 0 && !slices.Contains(s.ids, r.Installation) {
 		return nil, ingestd.Errorf(ingestd.ENOTFOUND, "installation %q is not configured and holds no documents", r.Installation)
@@ -114,7 +135,7 @@ func (s *Service) ListDocuments(ctx context.Context, r ingestd.DocumentListReque
 		out.Documents = append(out.Documents, ingestd.DocumentSummary{
 			ID: id, Installation: d.Installation, ExternalID: firewall.Neutralise(d.ExternalID), SourceKind: d.SourceKind, ItemKind: d.ItemKind,
 			URI: d.URI, Title: d.Title, Tier: provenance.Name(t), Untrusted: provenance.Untrusted(t),
-			Status: d.Status, UpdatedAt: d.UpdatedAt,
+			Status: d.Status, UpdatedAt: d.UpdatedAt, Readers: d.Readers,
 		})
 	}
 	return out, nil

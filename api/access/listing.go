@@ -33,6 +33,9 @@ func (a *Listing) ListDocuments(ctx context.Context, r ingestd.DocumentListReque
 	if err != nil {
 		return nil, err
 	}
+	if r.Reader, err = p.Reader(r.Principal); err != nil {
+		return nil, err
+	}
 	list, err := a.next.ListDocuments(ctx, r)
 	if err != nil || list == nil {
 		return list, err
@@ -40,6 +43,9 @@ func (a *Listing) ListDocuments(ctx context.Context, r ingestd.DocumentListReque
 	for _, d := range list.Documents {
 		if !p.Sees(d.Installation) || d.Installation != r.Installation {
 			return nil, ingestd.Errorf(ingestd.EINTERNAL, "listing of %q carried document %s of installation %q", r.Installation, d.ID, d.Installation)
+		}
+		if !r.Reader.May(d.Readers) {
+			return nil, ingestd.Errorf(ingestd.EINTERNAL, "listing of %q carried document %s its reader may not read", r.Installation, d.ID)
 		}
 	}
 	return list, nil

@@ -184,6 +184,9 @@ type TokenConfig struct {
 	User        string `yaml:"user"`
 	ActForUsers bool   `yaml:"act_for_users"`
 	Service     bool   `yaml:"service"`
+	// AssertionKeyEnv names the variable holding the key the token's
+	// requests sign their person with (people.go).
+	AssertionKeyEnv string `yaml:"assertion_key_env"`
 }
 
 // TLSConfig is the optional server certificate.

@@ -129,16 +129,16 @@ func (c *Config) checkPeople() error {
 	people := c.peopleConfigured()
 	for i, t := range c.Auth.Tokens {
 		n := 0
-		for _, set := range []bool{t.User != "", t.ActForUsers, t.Service} {
+		for _, set := range []bool{t.User != "", t.ActForUsers, t.Service, t.AssertionKeyEnv != ""} {
 			if set {
 				n++
 			}
 		}
 		switch {
 		case n > 1:
-			return c.tokenError(i, "user, act_for_users and service exclude each other: a token reads for one person, for the person each request names, or for no one in particular")
+			return c.tokenError(i, "user, act_for_users, assertion_key_env and service exclude each other: a token reads for one person, for the person each request names (trusted, or signed), or for no one in particular")
 		case n == 0 && people:
-			return c.tokenError(i, "people are configured (groups or readers), so the token must say whom it reads for: user: <address>, act_for_users: true, or service: true (the operator's view, unmapped documents included)")
+			return c.tokenError(i, "people are configured (groups or readers), so the token must say whom it reads for: user: <address>, act_for_users: true, assertion_key_env: <variable>, or service: true (the operator's view, unmapped documents included)")
 		}
 		if t.User != "" {
 			if _, err := ingestd.UserPrincipal(t.User); err != nil {
@@ -172,4 +172,23 @@ func (c *Config) personToken(tok api.Token, t TokenConfig) api.Token {
 	tok.ActForUsers = t.ActForUsers
 	tok.Groups = c.groups()
 	return tok
+}
+
+// assertionKey reads auth.tokens[i]'s assertion key from the variable
+// assertion_key_env names: nil without the key, an error at the token's
+// line when the variable is unset or shorter than the minimum.
+func (c *Config) assertionKey(e *env, i int) ([]byte, error) {
+	name := c.Auth.Tokens[i].AssertionKeyEnv
+	if name == "" {
+		return nil, nil
+	}
+	v, ok := e.lookupEnv(name)
+	v = strings.TrimSpace(v)
+	switch {
+	case !ok || v == "":
+		return nil, c.tokenError(i, fmt.Sprintf("environment variable %s (assertion_key_env) is not set", name))
+	case len(v) < ingestd.MinAssertionKeyBytes:
+		return nil, c.tokenError(i, fmt.Sprintf("the value of %s (assertion_key_env) is %d bytes; an assertion key needs at least %d (make one with `openssl rand -hex 32`)", name, len(v), ingestd.MinAssertionKeyBytes))
+	}
+	return []byte(v), nil
 }

@@ -73,6 +73,8 @@ func TestConfigPeopleRefused(t *testing.T) {
 			"must say whom it reads for"},
 		{"user and act_for_users", peopleInsts + "auth:\n  tokens:\n    - {name: chat, token_env: T, scopes: [retrieve], user: a@x, act_for_users: true}\n",
 			"exclude each other"},
+		{"act_for_users and a signed person", peopleInsts + "auth:\n  tokens:\n    - {name: chat, token_env: T, scopes: [retrieve], act_for_users: true, assertion_key_env: K}\n",
+			"exclude each other"},
 		{"a user that is a group", peopleInsts + "auth:\n  tokens:\n    - {name: chat, token_env: T, scopes: [retrieve], user: 'group:hr'}\n",
 			"not a user"},
 		{"a bad principal", strings.Replace(peopleInsts, "[group:staff]", "[staff]", 1), "not user:<name> or group:<name>"},

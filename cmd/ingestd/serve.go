@@ -115,7 +115,13 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 				return nil, a.cfg.tokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.tokenLine(j)))
 			}
 		}
-		out = append(out, a.cfg.personToken(api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t))
+		tok := a.cfg.personToken(api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t)
+		key, err := a.cfg.assertionKey(e, i)
+		if err != nil {
+			return nil, err
+		}
+		tok.AssertionKey = key
+		out = append(out, tok)
 	}
 	return out, nil
 }

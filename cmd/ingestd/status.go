@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -111,7 +112,11 @@ func renderStatus(w *terminal, sts []ingestd.InstallationStatus, now time.Time) 
 		if !s.NextRunAt.IsZero() {
 			next = ago(s.NextRunAt, now)
 		}
-		tb.row(s.ID, s.Kind, s.Tier, s.Documents, last, success, s.ConsecutiveFailures, next, healthMark(s.Health.Status))
+		docs := strconv.Itoa(s.Documents)
+		if s.Unmapped > 0 {
+			docs += fmt.Sprintf(" (%d unmapped)", s.Unmapped)
+		}
+		tb.row(s.ID, s.Kind, s.Tier, docs, last, success, s.ConsecutiveFailures, next, healthMark(s.Health.Status))
 	}
 	if err := tb.flush(); err != nil {
 		return err

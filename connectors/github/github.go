@@ -67,6 +67,17 @@ type Config struct {
 	// ETag) and reconciles deletions and transfers; default 24h. Passes
 	// in between are incremental and tombstone nothing.
 	FullSyncEvery time.Duration `yaml:"full_sync_every"`
+	// Logins maps GitHub logins to the people they are ("octocat":
+	// "alice@example.com"). With Logins or LoginDomain set, a private or
+	// internal repository's items are read by its collaborators with read
+	// access and its teams (group:github:<owner>/<slug>), mirrored on
+	// every pass (see readers.go); without either, by the installation's
+	// declared readers.
+	Logins map[string]string `yaml:"logins"`
+	// LoginDomain completes a login Logins does not name into the person
+	// user:<login>@<domain>. Without it such a collaborator is left out
+	// (narrower than GitHub, never wider).
+	LoginDomain string `yaml:"login_domain"`
 }
 
 // AppConfig is GitHub App installation authentication.
@@ -204,6 +215,14 @@ func NewSource(installation string, cfg Config, o Options) (*Source, error) {
 	}
 	if cfg.FullSyncEvery == 0 {
 		cfg.FullSyncEvery = DefaultFullSyncEvery
+	}
+	for login, person := range cfg.Logins {
+		if _, err := ingestd.UserPrincipal(person); err != nil || login == "" {
+			return nil, ingestd.Errorf(ingestd.EINVALID, "github.logins: %q: %q is not a person (user:<address>)", login, person)
+		}
+	}
+	if d := cfg.LoginDomain; d != "" && (strings.ContainsAny(d, "@: \t") || !strings.Contains(d, ".")) {
+		return nil, ingestd.Errorf(ingestd.EINVALID, "github.login_domain: %q is not a domain", d)
 	}
 	if cfg.FullSyncEvery < 0 {
 		return nil, ingestd.Errorf(ingestd.EINVALID, "github.full_sync_every must not be negative")

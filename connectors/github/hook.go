@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -70,6 +71,10 @@ func newHookMapper(installation string, cfg HookConfig) (connectors.DeliveryMapp
 //     reopened → StatusActive).
 //   - push: a sync of SyncInstallation when the default branch changed a
 //     path matching DocsPaths.
+//   - member, membership, team, team_add, and repository's privatized,
+//     publicized and transferred: a sync of SyncInstallation, which
+//     reads every repository's readers again (a collaborator or team
+//     removed loses the items without waiting for the schedule).
 //
 // Every item and delete job carries At, the updated_at (else created_at)
 // of the object it is about, from the signed body: the pipeline applies it
@@ -96,6 +101,10 @@ func (m *hookMapper) Map(d connectors.Delivery) (jobs []ingestd.Job, err error) 
 		return h.reviewComment()
 	case "push":
 		return h.push()
+	case "member", "membership", "team", "team_add":
+		return h.readersChanged(nil)
+	case "repository":
+		return h.readersChanged([]string{"privatized", "publicized", "transferred"})
 	}
 	// ping, installation and every other event change no document.
 	return nil, nil
@@ -253,4 +262,19 @@ func repoName(r *gh.Repository) (string, error) {
 // unprocessable is the error of a verified payload Map cannot read.
 func unprocessable(format string, args ...any) error {
 	return ingestd.Errorf(ingestd.EINVALID, "unprocessable payload: %s", fmt.Sprintf(format, args...))
+}
+
+// readersChanged is a sync of SyncInstallation for an event that may
+// change who reads a repository: any action, or one of actions.
+func (h hookEvent) readersChanged(actions []string) ([]ingestd.Job, error) {
+	var e struct {
+		Action string `json:"action"`
+	}
+	if err := h.decode(&e); err != nil {
+		return nil, err
+	}
+	if actions != nil && !slices.Contains(actions, e.Action) {
+		return nil, nil
+	}
+	return []ingestd.Job{{Kind: ingestd.JobSync, Installation: h.m.cfg.SyncInstallation}}, nil
 }

@@ -155,7 +155,10 @@ func (s *Source) syncRepo(ctx context.Context, pass ingestd.Pass, name string, f
 		pass.Fail(name, err)
 		return false, nil
 	}
-	readers, state := readersOf(r)
+	readers, state, err := s.readersOf(ctx, pass, r)
+	if err != nil {
+		return false, err
+	}
 	if r.Readers != state {
 		// Who may read the repository changed (made private, or public):
 		// list everything again, so every stored item takes the new

@@ -450,8 +450,11 @@ type InstallationStatus struct {
 	ConsecutiveFailures int64    `protobuf:"varint,8,opt,name=consecutive_failures,json=consecutiveFailures,proto3" json:"consecutive_failures,omitempty"`
 	NextRunAt           string   `protobuf:"bytes,9,opt,name=next_run_at,json=nextRunAt,proto3" json:"next_run_at,omitempty"`
 	Health              *Health  `protobuf:"bytes,10,opt,name=health,proto3" json:"health,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// unmapped counts the documents whose readers could not be determined:
+	// no person may read them.
+	Unmapped      int64 `protobuf:"varint,11,opt,name=unmapped,proto3" json:"unmapped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InstallationStatus) Reset() {
@@ -554,6 +557,13 @@ func (x *InstallationStatus) GetHealth() *Health {
 	return nil
 }
 
+func (x *InstallationStatus) GetUnmapped() int64 {
+	if x != nil {
+		return x.Unmapped
+	}
+	return 0
+}
+
 var File_ingestd_v1_installations_proto protoreflect.FileDescriptor
 
 const file_ingestd_v1_installations_proto_rawDesc = "" +
@@ -591,7 +601,7 @@ const file_ingestd_v1_installations_proto_rawDesc = "" +
 	"\rfailed_in_row\x18\x10 \x01(\x03R\vfailedInRow\":\n" +
 	"\x06Health\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
-	"\areasons\x18\x02 \x03(\tR\areasons\"\xec\x02\n" +
+	"\areasons\x18\x02 \x03(\tR\areasons\"\x88\x03\n" +
 	"\x12InstallationStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
@@ -603,7 +613,8 @@ const file_ingestd_v1_installations_proto_rawDesc = "" +
 	"\x14consecutive_failures\x18\b \x01(\x03R\x13consecutiveFailures\x12\x1e\n" +
 	"\vnext_run_at\x18\t \x01(\tR\tnextRunAt\x12*\n" +
 	"\x06health\x18\n" +
-	" \x01(\v2\x12.ingestd.v1.HealthR\x06health2\xc8\x01\n" +
+	" \x01(\v2\x12.ingestd.v1.HealthR\x06health\x12\x1a\n" +
+	"\bunmapped\x18\v \x01(\x03R\bunmapped2\xc8\x01\n" +
 	"\x13InstallationService\x12e\n" +
 	"\x11ListInstallations\x12$.ingestd.v1.ListInstallationsRequest\x1a%.ingestd.v1.ListInstallationsResponse\"\x03\x90\x02\x01\x12J\n" +
 	"\bListRuns\x12\x1b.ingestd.v1.ListRunsRequest\x1a\x1c.ingestd.v1.ListRunsResponse\"\x03\x90\x02\x01B5Z3github.com/ingestd/ingestd/gen/ingestd/v1;ingestdv1b\x06proto3"
