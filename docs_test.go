@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,4 +134,35 @@ func slug(h string) string {
 		}
 	}
 	return sb.String()
+}
+
+// userDocs are the pages a user reads to run ingestd (the others,
+// DESIGN, SECURITY and BENCHMARKS, are for developing it and may cite
+// the issues their rows came from).
+var userDocs = []string{"README.md", "docs/configuration.md", "docs/api.md", "docs/mcp.md", "docs/operations.md",
+	"docs/upgrading.md", "docs/people.md", "docs/gateway.md", "docs/development.md"}
+
+// issueRef is a mention of this project's issue tracker: "issue 17",
+// "(issue 26)", an anchor like "#sync-health-issue-19".
+var issueRef = regexp.MustCompile(`(?i)\bissues? \d+\b|-issue-\d+\b`)
+
+// TestUserDocsNameNoIssues: the pages a user reads say what ingestd does,
+// not which issue brought it; a reader outside the project cannot follow
+// "(issue 31)".
+func TestUserDocsNameNoIssues(t *testing.T) {
+	readmes, err := filepath.Glob("connectors/*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range append(slices.Clone(userDocs), readmes...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := issueRef.FindString(line); m != "" {
+				t.Errorf("%s:%d: names an issue (%q): say what it does instead", page, i+1, m)
+			}
+		}
+	}
 }
