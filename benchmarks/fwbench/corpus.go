@@ -22,7 +22,7 @@ import (
 	"github.com/ingestd/ingestd/provenance"
 )
 
-//go:embed testdata/corpus.yaml testdata/questions.yaml testdata/corpus testdata/variant
+//go:embed testdata/corpus.yaml testdata/questions.yaml testdata/corpus testdata/variant testdata/mixed
 var embedded embed.FS
 
 // Embedded returns the corpus this package ships: corpus.yaml,
@@ -34,6 +34,14 @@ func Embedded() fs.FS { return embeddedSub("testdata") }
 // laid out like Embedded, to check the recommended mode away from the
 // corpus its rules were chosen on.
 func Variant() fs.FS { return embeddedSub("testdata/variant") }
+
+// Mixed returns the mixed-mailbox corpus (testdata/mixed/): one team
+// mailbox where colleagues, whose mail the boundary MTA verified, answer
+// internal questions beside customers and attackers (forged own-domain
+// From, a foreign authserv-id, a pass header below the boundary's, a
+// colleague forwarding outside text). It measures what verified_senders
+// buys; open it with Options.IgnoreVerifiedSenders for the baseline.
+func Mixed() fs.FS { return embeddedSub("testdata/mixed") }
 
 func embeddedSub(dir string) fs.FS {
 	sub, err := fs.Sub(embedded, dir)
@@ -72,6 +80,12 @@ type Manifest struct {
 		BySource []string `yaml:"by_source"`
 	} `yaml:"rejected"`
 	Injections []Injection `yaml:"injections"`
+	// Colleagues are the mail, in installations with verified_senders,
+	// that colleagues wrote and the boundary verified: the answer key
+	// counts them internal (a question they answer is not external).
+	// Every other document of an untrusted installation stays external,
+	// whatever its headers claim.
+	Colleagues []string `yaml:"colleagues"`
 }
 
 // InstallationSpec is one installation of the corpus: corpus/<ID>/ holds
@@ -81,6 +95,25 @@ type InstallationSpec struct {
 	Kind  string       `yaml:"kind" json:"kind"`
 	Tier  ingestd.Tier `yaml:"tier" json:"tier"`
 	About string       `yaml:"about" json:"about"`
+	// VerifiedSenders is the installation's verified_senders block: mail
+	// whose From domain the boundary MTA's Authentication-Results verified
+	// takes Tier.
+	VerifiedSenders *VerifiedSendersSpec `yaml:"verified_senders" json:"verified_senders,omitempty"`
+}
+
+// VerifiedSendersSpec is an installation's verified_senders block.
+type VerifiedSendersSpec struct {
+	AuthservID string       `yaml:"authserv_id" json:"authserv_id"`
+	Domains    []string     `yaml:"domains" json:"domains"`
+	Tier       ingestd.Tier `yaml:"tier" json:"tier"`
+}
+
+// declaration is the block as the root vocabulary has it.
+func (v *VerifiedSendersSpec) declaration() *ingestd.VerifiedSenders {
+	if v == nil {
+		return nil
+	}
+	return &ingestd.VerifiedSenders{AuthservID: v.AuthservID, Domains: v.Domains, Tier: v.Tier}
 }
 
 // Injection is a planted instruction: the document that carries it and a
@@ -193,6 +226,15 @@ func Load(fsys fs.FS) (*Corpus, error) {
 		return nil, err
 	}
 	if err := refs("corpus.yaml: rejected.by_source", c.Rejected.BySource); err != nil {
+		return nil, err
+	}
+	for _, r := range c.Colleagues {
+		instID, _, _ := strings.Cut(r, ":")
+		if in, ok := c.insts[instID]; ok && in.VerifiedSenders == nil {
+			return nil, fmt.Errorf("corpus.yaml: colleagues: %s is in %s, which has no verified_senders", r, instID)
+		}
+	}
+	if err := refs("corpus.yaml: colleagues", c.Colleagues); err != nil {
 		return nil, err
 	}
 	for i, inj := range c.Injections {
@@ -341,7 +383,7 @@ func (c *Corpus) resolve(ref string) (Doc, error) {
 		}
 	}
 	d := Doc{Ref: ref, Installation: instID, ExternalID: ext, ID: ingestd.DocumentID(instID, ext),
-		Untrusted: provenance.Untrusted(in.Tier)}
+		Untrusted: provenance.Untrusted(in.Tier) && !(in.VerifiedSenders != nil && slices.Contains(c.Colleagues, ref))}
 	c.docs[ref] = d
 	return d, nil
 }

@@ -45,6 +45,9 @@ type Options struct {
 	Dir string
 	// Logger receives the pipeline's and connectors' logs; nil discards.
 	Logger *slog.Logger
+	// IgnoreVerifiedSenders opens the installations without their
+	// verified_senders blocks: the baseline that shows what they buy.
+	IgnoreVerifiedSenders bool
 }
 
 // Bench is a corpus ingested through the real path — connectors, pipeline,
@@ -108,8 +111,12 @@ func Open(ctx context.Context, o Options) (*Bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, in := range c.Installations {
-		b.insts = append(b.insts, ingestd.Installation{ID: in.ID, Kind: in.Kind, Tier: in.Tier})
+	for i, in := range c.Installations {
+		if o.IgnoreVerifiedSenders {
+			c.Installations[i].VerifiedSenders = nil
+			in.VerifiedSenders = nil
+		}
+		b.insts = append(b.insts, ingestd.Installation{ID: in.ID, Kind: in.Kind, Tier: in.Tier, VerifiedSenders: in.VerifiedSenders.declaration()})
 	}
 	if err := b.store.PutInstallations(ctx, b.insts); err != nil {
 		return nil, fmt.Errorf("record installations: %w", err)
@@ -240,8 +247,9 @@ func (b *Bench) imapSource(in InstallationSpec, names []string, log *slog.Logger
 		Addr: ln.Addr().String(), Username: imapUser, PasswordEnv: env,
 		TLS: imap.TLSNone, Insecure: true, Timeout: 30 * time.Second,
 	}, &imap.Options{
-		LookupEnv: func(name string) (string, bool) { return password, name == env },
-		Logger:    log,
+		LookupEnv:  func(name string) (string, bool) { return password, name == env },
+		Logger:     log,
+		AuthservID: authservID(in),
 	})
 }
 
@@ -468,4 +476,13 @@ func (b *Bench) check(ctx context.Context) error {
 // whatever line breaks the chunker or the mail kept.
 func normalize(s string) string {
 	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+}
+
+// authservID is the boundary MTA's authserv-id of an installation with
+// verified senders, "" without.
+func authservID(in InstallationSpec) string {
+	if in.VerifiedSenders == nil {
+		return ""
+	}
+	return in.VerifiedSenders.AuthservID
 }
