@@ -56,5 +56,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		f, g := r.Policies[p], r.Bound[p]
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", p, f.Utility, f.AttackSuccess, f.ConfirmationsPerTask, g.Utility, g.AttackSuccess, g.ConfirmationsPerTask)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Session) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nthe same with one turn for the whole session (a host that marks no turns: a taint lasts to the end):")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "policy\tutility\tattack success\tconfirmations/task")
+	for _, p := range PolicyNames {
+		f := r.Session[p]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\n", p, f.Utility, f.AttackSuccess, f.ConfirmationsPerTask)
+	}
 	return tw.Flush()
 }

@@ -45,6 +45,12 @@ type Report struct {
 	Mislabelled  Mislabelled        `json:"mislabelled"`
 	SearchRecall float64            `json:"search_recall"`
 	Bound        map[string]Figures `json:"bound"`
+	// Session is each policy's figures when the gate's turn is the whole
+	// MCP session rather than the user task: the tasks run one after
+	// another in the suite's order and a taint lasts to the session's
+	// end, as for a host that marks no turns (the gateway's conservative
+	// scope). Not in the JSON, whose shape is fixed.
+	Session map[string]Figures `json:"-"`
 
 	// Searches counts the search reads SearchRecall averages over (1
 	// when there are none).
@@ -74,7 +80,7 @@ func (b *Bench) Replay(ctx context.Context) (*Report, error) {
 	for _, t := range s.Tools {
 		classes[t.Name] = toolClass(t.Class)
 	}
-	r := &Report{Suite: s.Name, Tasks: len(s.UserTasks), Policies: map[string]Figures{}, Bound: map[string]Figures{},
+	r := &Report{Suite: s.Name, Tasks: len(s.UserTasks), Policies: map[string]Figures{}, Bound: map[string]Figures{}, Session: map[string]Figures{},
 		Pairs: len(s.UserTasks) * len(s.InjectionTasks), Org: b.Org, Rules: b.Rules}
 	var recall float64
 	traces := make([][]step, len(s.UserTasks))
@@ -97,8 +103,9 @@ func (b *Bench) Replay(ctx context.Context) (*Report, error) {
 	}
 	injected := s.injected()
 	for _, p := range PolicyNames {
-		r.Policies[p] = score(p, false, traces, s.InjectionTasks, classes, injected)
-		r.Bound[p] = score(p, true, traces, s.InjectionTasks, classes, injected)
+		r.Policies[p] = score(p, false, false, traces, s.InjectionTasks, classes, injected)
+		r.Bound[p] = score(p, true, false, traces, s.InjectionTasks, classes, injected)
+		r.Session[p] = score(p, false, true, traces, s.InjectionTasks, classes, injected)
 	}
 	var err error
 	r.Mislabelled, err = b.mislabelled(ctx)
@@ -208,12 +215,16 @@ func allows(policy string, verdicts []*ingestd.Verdict, c ingestd.ToolClass) boo
 
 // score walks every turn under the policy, with ingestd's verdicts or
 // (bound) the answer key's, and counts utility, attack success and
-// confirmations.
-func score(policy string, bound bool, traces [][]step, injections []Task, classes client.Classes, injected map[string]bool) Figures {
+// confirmations. With session, the verdicts of earlier tasks stay in
+// force for the later ones: one turn for the whole suite.
+func score(policy string, bound, session bool, traces [][]step, injections []Task, classes client.Classes, injected map[string]bool) Figures {
 	var f Figures
 	finished, confirms, attacks := 0, 0, 0
+	var verdicts []*ingestd.Verdict
 	for _, tr := range traces {
-		var verdicts []*ingestd.Verdict
+		if !session {
+			verdicts = nil
+		}
 		done, hit := true, map[int]bool{}
 		for _, st := range tr {
 			if !allows(policy, verdicts, st.class) {
