@@ -82,7 +82,8 @@ type Options struct {
 	// Archive describes the store in an archive's manifest.
 	Archive ArchiveInfo
 	// Tracing traces the retrievals Retrieval serves with a registry
-	// (serve's); nil traces nothing. Close flushes it.
+	// (serve's), and every sync pass and item the pipeline ingests; nil
+	// traces nothing. Close flushes it.
 	Tracing *tracing.Tracing
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -145,6 +146,7 @@ func Open(ctx context.Context, o Options) (_ *Daemon, err error) {
 				d.stored(ctx, doc)
 			}
 		},
+		Traces: o.Tracing.Provider(),
 		Logger: log,
 	})
 	if err != nil {

@@ -51,7 +51,9 @@ func (p *Pipeline) Unchanged(ctx context.Context, inst ingestd.Installation, ite
 // is, after the job was durably queued) returned.
 func (p *Pipeline) SyncDispatch(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress, publish Publish) (Summary, error) {
 	start := p.now()
+	ctx, span := p.startPass(ctx, inst, "dispatch")
 	ps := &dispatchPass{pass: newPass(p, inst, prog), publish: publish}
+	ps.span = span
 	err := src.Sync(ctx, ps)
 	if err == nil && ps.complete {
 		err = ps.reconcile(ctx)
@@ -59,6 +61,7 @@ func (p *Pipeline) SyncDispatch(ctx context.Context, inst ingestd.Installation, 
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.end(start, err)
+	endPass(span, ps.sum, err)
 	p.log.Log(ctx, ps.passLevel(err), "sync.dispatch", "installation", inst.ID, "seen", ps.sum.Seen, "queued", ps.sum.Queued, "unchanged", ps.sum.Unchanged,
 		"added", ps.sum.Added, "changed", ps.sum.Changed, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed,
 		"skipped", ps.sum.Skipped, "expected", ps.sum.Expected, "error", errString(err))
@@ -79,6 +82,15 @@ var _ ingestd.Pass = (*dispatchPass)(nil)
 
 func (ps *dispatchPass) Put(ctx context.Context, item ingestd.Item) error {
 	ps.saw()
+	ctx, span := ps.p.startItem(ctx, ps.inst, item)
+	err := ps.dispatch(ctx, item)
+	endItem(span, "", err)
+	return err
+}
+
+// dispatch stamps an item already counted as seen and publishes it as a
+// job, unless the store holds it as it is.
+func (ps *dispatchPass) dispatch(ctx context.Context, item ingestd.Item) error {
 	if err := ctx.Err(); err != nil {
 		ps.record(item.ExternalID, Failed, err)
 		return err

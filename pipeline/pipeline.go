@@ -21,6 +21,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/chunker"
 	"github.com/ingestd/ingestd/firewall"
@@ -44,8 +47,11 @@ type Options struct {
 	// counted under the reason "erased", and nothing of it is written,
 	// embedded or queued. cmd always sets it.
 	Erasures Erasures
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Traces, when set, records a span per sync pass, per item and per
+	// stage (trace.go). Nil records none.
+	Traces trace.TracerProvider
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Erasures tells whether an item was erased (package erasure's Gate): its
@@ -75,6 +81,7 @@ type Pipeline struct {
 	chunking *chunker.Options
 	onStored func(context.Context, *ingestd.Document)
 	erasures Erasures
+	tracer   trace.Tracer
 	log      *slog.Logger
 	now      func() time.Time
 	docLocks [64]sync.Mutex // IngestAt and DeleteAt, striped by document id
@@ -86,7 +93,7 @@ func New(o Options) (*Pipeline, error) {
 	if o.Store == nil || o.Embedder == nil {
 		return nil, fmt.Errorf("pipeline: store and embedder are required")
 	}
-	p := &Pipeline{store: o.Store, embedder: o.Embedder, chunking: o.Chunking, onStored: o.OnStored, erasures: o.Erasures, log: o.Logger, now: o.Now}
+	p := &Pipeline{store: o.Store, embedder: o.Embedder, chunking: o.Chunking, onStored: o.OnStored, erasures: o.Erasures, tracer: newTracer(o.Traces), log: o.Logger, now: o.Now}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -116,12 +123,16 @@ const (
 // that was erased is Skipped (reason SkipErased) and nothing of it is
 // written. Returns EINVALID for an item without an external id, and for
 // one with both Text and Sections.
-func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (Outcome, error) {
+func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (o Outcome, err error) {
+	ctx, span := p.startItem(ctx, inst, item)
+	defer func() { endItem(span, o, err) }()
 	w, o, err := p.prepare(ctx, inst, item)
 	if w == nil {
 		return o, err
 	}
-	changed, err := p.store.PutDocument(ctx, w.doc, w.chunks, w.links)
+	sctx, sspan := p.tracer.Start(ctx, SpanStore, trace.WithAttributes(attribute.Int("ingestd.chunks", len(w.chunks))))
+	changed, err := p.store.PutDocument(sctx, w.doc, w.chunks, w.links)
+	endSpan(sspan, err)
 	return p.written(ctx, w, changed, err)
 }
 
@@ -197,6 +208,18 @@ func (p *Pipeline) written(ctx context.Context, w *write, changed bool, err erro
 // It is where every item enters, so it is where an erased one is turned
 // away: errErased, before anything is read of it.
 func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (doc, prev *ingestd.Document, err error) {
+	ctx, span := p.tracer.Start(ctx, SpanStamp)
+	defer func() {
+		if doc != nil {
+			span.SetAttributes(attribute.String("ingestd.tier", string(doc.Tier)))
+		}
+		if errors.Is(err, errErased) {
+			span.SetAttributes(attribute.Bool("ingestd.erased", true))
+			endSpan(span, nil) // turned away, as it should be: not a failure
+			return
+		}
+		endSpan(span, err)
+	}()
 	if strings.TrimSpace(item.ExternalID) == "" {
 		return nil, nil, ingestd.Errorf(ingestd.EINVALID, "installation %q: item without an external id", inst.ID)
 	}
@@ -355,6 +378,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 	if format == "" {
 		format = ingestd.FormatPlain
 	}
+	_, cspan := p.tracer.Start(ctx, SpanChunk)
 	var pieces []chunker.Chunk
 	if len(item.Sections) > 0 {
 		pieces = chunker.SplitSections(item.Sections, format, p.chunking)
@@ -386,10 +410,15 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 		})
 		inputs = append(inputs, EmbedInput(doc.Title, hp, pc.Text))
 	}
+	cspan.SetAttributes(attribute.Int("ingestd.chunks", len(chunks)))
+	cspan.End()
 	if len(chunks) == 0 {
 		return chunks, nil
 	}
-	vecs, err := p.embedder.Embed(ctx, inputs)
+	ectx, espan := p.tracer.Start(ctx, SpanEmbed, trace.WithAttributes(
+		attribute.String("ingestd.embedder", p.embedder.ID()), attribute.Int("ingestd.chunks", len(inputs))))
+	vecs, err := p.embedder.Embed(ectx, inputs)
+	endSpan(espan, err)
 	if err != nil {
 		return nil, fmt.Errorf("embed %s: %w", doc.ID, err)
 	}

@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ingestd/ingestd"
 )
 
@@ -134,7 +137,9 @@ func (s Summary) String() string {
 // tombstoned — with no limit on how old they are.
 func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src ingestd.Source, prog Progress) (Summary, error) {
 	start := p.now()
+	ctx, span := p.startPass(ctx, inst, "ingest")
 	ps := newPass(p, inst, prog)
+	ps.span = span
 	ps.batch = newBatch(ps.write)
 	err := src.Sync(ctx, ps)
 	if ferr := ps.batch.close(ctx); err == nil {
@@ -146,6 +151,7 @@ func (p *Pipeline) Sync(ctx context.Context, inst ingestd.Installation, src inge
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.end(start, err)
+	endPass(span, ps.sum, err)
 	p.log.Log(ctx, ps.passLevel(err), "sync.pass", "installation", inst.ID, "seen", ps.sum.Seen, "added", ps.sum.Added, "changed", ps.sum.Changed,
 		"unchanged", ps.sum.Unchanged, "deleted", ps.sum.Deleted, "failed", ps.sum.Failed, "skipped", ps.sum.Skipped,
 		"expected", ps.sum.Expected, "error", errString(err))
@@ -172,6 +178,10 @@ type pass struct {
 	// batch holds the documents waiting to be written together (see
 	// batch.go); nil writes each one as it comes (SyncDispatch).
 	batch *batch
+
+	// span is the pass's trace span: a batch write is its child, not the
+	// child of the item whose put happened to start it.
+	span trace.Span
 
 	mu       sync.Mutex
 	sum      Summary
@@ -212,24 +222,32 @@ func (ps *pass) put(ctx context.Context, item ingestd.Item) error {
 		o, err := ps.p.Ingest(ctx, ps.inst, item)
 		return ps.result(ctx, item.ExternalID, o, err)
 	}
+	ctx, span := ps.p.startItem(ctx, ps.inst, item)
+	var o Outcome
+	var err error
+	defer func() { endItem(span, o, err) }()
 	// The item is stamped against the store: a document of its own or of
 	// its parent still waiting in the batch is written first.
 	ids := []string{ingestd.DocumentID(ps.inst.ID, item.ExternalID)}
 	if item.ParentExternalID != "" {
 		ids = append(ids, ingestd.DocumentID(ps.inst.ID, item.ParentExternalID))
 	}
-	if err := ps.batch.flushFor(ctx, ids...); err != nil {
+	if err = ps.batch.flushFor(ctx, ids...); err != nil {
+		o = Failed
 		ps.record(item.ExternalID, Failed, err)
 		return err
 	}
-	w, o, err := ps.p.prepare(ctx, ps.inst, item)
+	var w *write
+	w, o, err = ps.p.prepare(ctx, ps.inst, item)
 	if w == nil {
 		return ps.result(ctx, item.ExternalID, o, err)
 	}
-	if err := ps.batch.add(ctx, item, w); err != nil {
+	if err = ps.batch.add(ctx, item, w); err != nil {
+		o = Failed
 		ps.record(item.ExternalID, Failed, err)
 		return err
 	}
+	o = "batched" // written by the batch, under the pass's span
 	return nil
 }
 
@@ -451,10 +469,15 @@ func (ps *pass) write(ctx context.Context, waiting []batched) error {
 		return fault
 	}
 	puts := make([]ingestd.DocumentPut, len(waiting))
+	chunks := 0
 	for i, x := range waiting {
 		puts[i] = ingestd.DocumentPut{Doc: x.w.doc, Chunks: x.w.chunks, Links: x.w.links}
+		chunks += len(x.w.chunks)
 	}
-	res := ps.p.store.PutDocuments(ctx, puts)
+	sctx, span := ps.p.tracer.Start(trace.ContextWithSpan(ctx, ps.span), SpanStoreBatch, trace.WithAttributes(
+		attribute.Int("ingestd.documents", len(puts)), attribute.Int("ingestd.chunks", chunks)))
+	res := ps.p.store.PutDocuments(sctx, puts)
+	span.End()
 	for i, x := range waiting {
 		r := ingestd.PutResult{Err: fmt.Errorf("no result for the document")}
 		if i < len(res) {

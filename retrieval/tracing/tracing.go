@@ -1,6 +1,8 @@
 // Package tracing wraps an ingestd.Retriever with OpenTelemetry spans, a
 // decorator at the edge like retrieval/metrics: every surface that serves
-// the wrapped Retriever (HTTP, Connect, gRPC, MCP) is traced alike.
+// the wrapped Retriever (HTTP, Connect, gRPC, MCP) is traced alike. Its
+// Provider is also what the pipeline records its sync-pass and
+// item-stage spans with (package pipeline, trace.go).
 //
 // Each retrieval is a span, ingestd.retrieve, with what the answer holds
 // (how many chunks each block has, the grounding, the request id) and,
@@ -103,6 +105,15 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	return t.tp.Shutdown(ctx)
+}
+
+// Provider is the tracer provider for the daemon's other spans (the
+// pipeline's sync passes and item stages); nil with tracing off.
+func (t *Tracing) Provider() trace.TracerProvider {
+	if t == nil {
+		return nil
+	}
+	return t.tp
 }
 
 // Wrap returns next traced; with tracing off, next itself.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 	"github.com/ingestd/ingestd/retrieval/tracing"
@@ -244,6 +246,12 @@ func TestRetrievalSpansReachTheCollector(t *testing.T) {
 	}
 
 	// No text of a document, nor the query, in any span.
+	c.noText(t, "IBAN", "refund", "Refund", "transfer")
+}
+
+// noText fails t for any span attribute that carries one of texts.
+func (c *collector) noText(t *testing.T, texts ...string) {
+	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.spans {
@@ -252,7 +260,7 @@ func TestRetrievalSpansReachTheCollector(t *testing.T) {
 			for _, e := range kv.GetValue().GetArrayValue().GetValues() {
 				v += " " + e.GetStringValue()
 			}
-			for _, text := range []string{"IBAN", "refund", "Refund", "transfer"} {
+			for _, text := range texts {
 				if strings.Contains(v, text) {
 					t.Errorf("span %s attribute %s carries text: %q", s.GetName(), kv.GetKey(), v)
 				}
@@ -339,4 +347,99 @@ func TestMCPMetaTraceparent(t *testing.T) {
 	if got := hex.EncodeToString(spans[0].GetParentSpanId()); got != spanID {
 		t.Errorf("parent span %s, want _meta's %s", got, spanID)
 	}
+}
+
+// twoItems is a connector that lists two items, one of them a reply to
+// the other, and says its listing was complete.
+type twoItems struct{}
+
+func (twoItems) Sync(ctx context.Context, p ingestd.Pass) error {
+	p.Total(2)
+	if err := p.Put(ctx, ingestd.Item{ExternalID: "<a@mail.example.org>", Title: "Quarterly invoice", Text: "Please wire the quarterly invoice to the usual account."}); err != nil {
+		return err
+	}
+	if err := p.Put(ctx, ingestd.Item{ExternalID: "<b@mail.example.org>", ParentExternalID: "<a@mail.example.org>", Title: "Re: Quarterly invoice", Text: "Wired this morning."}); err != nil {
+		return err
+	}
+	p.Complete()
+	return nil
+}
+
+// TestSyncSpansReachTheCollector: a sync pass the pipeline runs reaches a
+// real OTLP/HTTP receiver as an ingestd.sync.pass span in the caller's
+// trace with what the pass did, an ingestd.item span per item under it
+// with a child per stage (stamp, chunk, embed), and the batch's write
+// under the pass — and no text of either mail.
+func TestSyncSpansReachTheCollector(t *testing.T) {
+	tr, c := startTracing(t)
+	store := sqlitetest.MustOpen(t)
+	p, err := pipeline.New(pipeline.Options{Store: store, Embedder: embedder.NewLexical(retrievaltest.Dims), Traces: tr.Provider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid, _ := trace.TraceIDFromHex(traceID)
+	sid, _ := trace.SpanIDFromHex(spanID)
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true}))
+	if _, err := p.Sync(ctx, installations[1], twoItems{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	passes := c.named(pipeline.SpanSyncPass)
+	if len(passes) != 1 {
+		t.Fatalf("%d %s spans, want 1", len(passes), pipeline.SpanSyncPass)
+	}
+	ps := passes[0]
+	if got := hex.EncodeToString(ps.GetParentSpanId()); got != spanID {
+		t.Errorf("pass span's parent %s, want the caller's %s", got, spanID)
+	}
+	for key, want := range map[string]int64{"ingestd.sync.seen": 2, "ingestd.sync.added": 2, "ingestd.sync.failed": 0} {
+		if got := attr(ps, key).GetIntValue(); got != want {
+			t.Errorf("%s = %d, want %d", key, got, want)
+		}
+	}
+	if !attr(ps, "ingestd.sync.complete").GetBoolValue() || attr(ps, "ingestd.installation.id").GetStringValue() != "support" {
+		t.Errorf("pass span: complete %v, installation %q", attr(ps, "ingestd.sync.complete"), attr(ps, "ingestd.installation.id"))
+	}
+
+	items := c.named(pipeline.SpanItem)
+	if len(items) != 2 {
+		t.Fatalf("%d %s spans, want one per item", len(items), pipeline.SpanItem)
+	}
+	for _, it := range items {
+		if !bytes.Equal(it.GetParentSpanId(), ps.GetSpanId()) {
+			t.Errorf("item span %x is not a child of the pass", it.GetSpanId())
+		}
+		if attr(it, "ingestd.document.id").GetStringValue() == "" {
+			t.Error("item span without ingestd.document.id")
+		}
+		for _, stage := range []string{pipeline.SpanStamp, pipeline.SpanChunk, pipeline.SpanEmbed} {
+			if n := c.children(it, stage); n != 1 {
+				t.Errorf("item %s: %d %s children, want 1", attr(it, "ingestd.document.id").GetStringValue(), n, stage)
+			}
+		}
+	}
+	if n := c.children(ps, pipeline.SpanStoreBatch); n < 1 {
+		t.Errorf("no %s under the pass", pipeline.SpanStoreBatch)
+	}
+	for _, st := range c.named(pipeline.SpanStamp) {
+		if tier := attr(st, "ingestd.tier").GetStringValue(); tier != string(ingestd.TierUntrustedExternal) {
+			t.Errorf("stamp span tier %q, want the installation's", tier)
+		}
+	}
+	c.noText(t, "invoice", "Invoice", "wire", "Wired")
+}
+
+// children counts the spans named name whose parent is s.
+func (c *collector) children(s *tracepb.Span, name string) int {
+	n := 0
+	for _, x := range c.named(name) {
+		if bytes.Equal(x.GetParentSpanId(), s.GetSpanId()) && bytes.Equal(x.GetTraceId(), s.GetTraceId()) {
+			n++
+		}
+	}
+	return n
 }

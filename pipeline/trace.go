@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/ingestd/ingestd"
+)
+
+// The spans a pipeline records, when Options.Traces is set: one per sync
+// pass, one per item under it with a child per stage, and one per batch
+// write. Like the retrieval spans (package retrieval/tracing), none
+// carries text: ids, kinds, counts, outcomes and error codes only.
+const (
+	SpanSyncPass   = "ingestd.sync.pass"   // Sync and SyncDispatch
+	SpanItem       = "ingestd.item"        // one item, stamped to stored (or queued)
+	SpanStamp      = "ingestd.item.stamp"  // identity, erasure gate, tier, readers
+	SpanChunk      = "ingestd.item.chunk"  // chunk and fence
+	SpanEmbed      = "ingestd.item.embed"  // the embedder's round trip
+	SpanStore      = "ingestd.item.store"  // one document's write (Ingest)
+	SpanStoreBatch = "ingestd.store.batch" // a pass's batch of writes
+)
+
+// tracerName is the instrumentation scope of the pipeline's spans.
+const tracerName = "github.com/ingestd/ingestd/pipeline"
+
+func newTracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	return tp.Tracer(tracerName)
+}
+
+func installationAttrs(inst ingestd.Installation) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("ingestd.installation.id", inst.ID),
+		attribute.String("ingestd.installation.kind", inst.Kind),
+	}
+}
+
+// startPass starts the span of a sync pass; mode is "ingest" (Sync) or
+// "dispatch" (SyncDispatch).
+func (p *Pipeline) startPass(ctx context.Context, inst ingestd.Installation, mode string) (context.Context, trace.Span) {
+	return p.tracer.Start(ctx, SpanSyncPass, trace.WithAttributes(
+		append(installationAttrs(inst), attribute.String("ingestd.sync.mode", mode))...))
+}
+
+// endPass records what the pass did on its span and ends it.
+func endPass(span trace.Span, sum Summary, err error) {
+	span.SetAttributes(
+		attribute.Int("ingestd.sync.seen", sum.Seen),
+		attribute.Int("ingestd.sync.added", sum.Added),
+		attribute.Int("ingestd.sync.changed", sum.Changed),
+		attribute.Int("ingestd.sync.unchanged", sum.Unchanged),
+		attribute.Int("ingestd.sync.deleted", sum.Deleted),
+		attribute.Int("ingestd.sync.failed", sum.Failed),
+		attribute.Int("ingestd.sync.skipped", sum.Skipped),
+		attribute.Int("ingestd.sync.queued", sum.Queued),
+		attribute.Bool("ingestd.sync.complete", sum.Complete),
+	)
+	endSpan(span, err)
+}
+
+// startItem starts the span of one item.
+func (p *Pipeline) startItem(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (context.Context, trace.Span) {
+	return p.tracer.Start(ctx, SpanItem, trace.WithAttributes(append(installationAttrs(inst),
+		attribute.String("ingestd.document.id", ingestd.DocumentID(inst.ID, item.ExternalID)),
+		attribute.String("ingestd.item.kind", item.ItemKind))...))
+}
+
+// endItem records the item's outcome on its span and ends it.
+func endItem(span trace.Span, o Outcome, err error) {
+	if o != "" {
+		span.SetAttributes(attribute.String("ingestd.item.outcome", string(o)))
+	}
+	endSpan(span, err)
+}
+
+// endSpan ends span, marked failed with err's code when there is one:
+// the code only, never the message, which may quote what was ingested.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		code := ingestd.ErrorCode(err)
+		span.SetStatus(codes.Error, code)
+		span.SetAttributes(attribute.String("error.type", code))
+	}
+	span.End()
+}
