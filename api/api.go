@@ -133,6 +133,10 @@ type Options struct {
 	// gateway), which then keeps sessions (mcpserver.Handler). Its tools
 	// take the retrieve scope, as /mcp does.
 	MCPExtension MCPExtension
+	// Blocks, when set, serves GET /v1/blocks (admin scope): the turns
+	// the verdicts blocked and the documents that caused most blocks
+	// (retrieval/metrics keeps them).
+	Blocks ingestd.BlockLog
 }
 
 // MCPExtension adds tools to /mcp: mcpserver.Extension.
@@ -192,6 +196,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /v1/installations/{id}/urls", s.protect(http.HandlerFunc(s.handleAddURL), ScopeAdmin, false))
 	s.mountDocuments(mux, o.DocumentReader, o.DocumentLister)
 	s.mountDLQ(mux, o.DeadLetters)
+	s.mountBlocks(mux, o.Blocks)
 	s.mountInstallations(mux, scopeInstallations(o.Installations))
 	s.mountErasures(mux, o.Erasures)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

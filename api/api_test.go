@@ -68,6 +68,9 @@ func MustServe(tb testing.TB, mode string, o api.Options) *env {
 		tb.Fatal(err)
 	}
 	o.Retriever, o.Documents = measured, s
+	if o.Blocks == nil {
+		o.Blocks = measured
+	}
 	if o.Gatherer == nil {
 		o.Gatherer = reg
 	}

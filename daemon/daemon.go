@@ -231,20 +231,39 @@ func (d *Daemon) Configured(id string) bool {
 // Retrieval builds the retrieval service over the store, wrapped in its
 // metrics when reg is not nil.
 func (d *Daemon) Retrieval(reg prometheus.Registerer) (ingestd.Retriever, error) {
-	svc, err := retrieval.New(retrieval.Options{
+	if reg == nil {
+		svc, err := d.service()
+		if err != nil {
+			return nil, err
+		}
+		return svc, nil
+	}
+	m, err := d.metered(reg)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// metered is the retrieval service traced and counted into reg: its
+// metrics keep the block report too.
+func (d *Daemon) metered(reg prometheus.Registerer) (*metrics.Retriever, error) {
+	svc, err := d.service()
+	if err != nil {
+		return nil, err
+	}
+	return metrics.New(d.o.Tracing.Wrap(svc), &metrics.Options{Registerer: reg})
+}
+
+// service is the bare retrieval service.
+func (d *Daemon) service() (*retrieval.Service, error) {
+	return retrieval.New(retrieval.Options{
 		Store:         d.store,
 		Embedder:      d.embedder,
 		FirewallMode:  d.o.FirewallMode,
 		Installations: d.Installations(),
 		Logger:        d.log,
 	})
-	switch {
-	case err != nil:
-		return nil, err
-	case reg == nil:
-		return svc, nil
-	}
-	return metrics.New(d.o.Tracing.Wrap(svc), &metrics.Options{Registerer: reg})
 }
 
 // Service is the retrieval service over the store, able to read a

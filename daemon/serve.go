@@ -163,7 +163,7 @@ func (s *serving) listen(so ServeOptions) error {
 // handler is the API, its queue-bound routes behind the gate.
 func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 	d := s.d
-	svc, err := d.Retrieval(s.reg)
+	svc, err := d.metered(s.reg)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +198,7 @@ func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 		Installations: d.health,
 		Erasures:      erasures{d, &s.gate},
 		MCPExtension:  so.MCPExtension,
+		Blocks:        svc,
 	}), nil
 }
 
