@@ -137,6 +137,9 @@ type Options struct {
 	// the verdicts blocked and the documents that caused most blocks
 	// (retrieval/metrics keeps them).
 	Blocks ingestd.BlockLog
+	// GatewayDecisions, when set, serves GET /v1/gateway/decisions (admin
+	// scope, every installation): the gateway's held calls.
+	GatewayDecisions ingestd.GatewayLog
 }
 
 // MCPExtension adds tools to /mcp: mcpserver.Extension.
@@ -197,6 +200,7 @@ func New(o Options) http.Handler {
 	s.mountDocuments(mux, o.DocumentReader, o.DocumentLister)
 	s.mountDLQ(mux, o.DeadLetters)
 	s.mountBlocks(mux, o.Blocks)
+	s.mountGatewayDecisions(mux, o.GatewayDecisions)
 	s.mountInstallations(mux, scopeInstallations(o.Installations))
 	s.mountErasures(mux, o.Erasures)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
@@ -34,5 +35,39 @@ func (s *server) mountBlocks(mux *http.ServeMux, bl ingestd.BlockLog) {
 		}
 		rep.Documents = seen
 		writeJSON(w, http.StatusOK, rep)
+	}), ScopeAdmin, false))
+}
+
+// mountGatewayDecisions adds GET /v1/gateway/decisions, admin scope, when
+// gl is set: the gateway's last refused, asked, confirmed and declined
+// calls, newest first. They name documents of every installation, so a
+// token limited to some is refused (access.RequireAll).
+func (s *server) mountGatewayDecisions(mux *http.ServeMux, gl ingestd.GatewayLog) {
+	if gl == nil {
+		return
+	}
+	mux.Handle("GET /v1/gateway/decisions", s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := access.RequireAll(r.Context(), ScopeAdmin); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		limit := 100
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 500 {
+				s.fail(w, r, ingestd.Errorf(ingestd.EINVALID, "limit %.40q is not a whole number of decisions from 1 to 500", v))
+				return
+			}
+			limit = n
+		}
+		ds, err := gl.GatewayDecisions(r.Context(), limit)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if ds == nil {
+			ds = []ingestd.GatewayDecision{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"decisions": ds})
 	}), ScopeAdmin, false))
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -57,5 +58,52 @@ func TestBlocksRoute(t *testing.T) {
 	}
 	if status, body, _ := e.do(t, "GET", "/v1/blocks", chatToken, nil); status != http.StatusForbidden {
 		t.Errorf("retrieve token: %d %s, want 403", status, body)
+	}
+}
+
+// decisionLog is a gateway log that holds what it is given.
+type decisionLog []ingestd.GatewayDecision
+
+func (l decisionLog) GatewayDecisions(_ context.Context, limit int) ([]ingestd.GatewayDecision, error) {
+	if limit > 0 && limit < len(l) {
+		return l[:limit], nil
+	}
+	return l, nil
+}
+
+// TestGatewayDecisionsRoute: an admin token reads the gateway's held
+// calls, as many as it asks; a token limited to some installations, a
+// retrieve token and a bad limit are refused.
+func TestGatewayDecisionsRoute(t *testing.T) {
+	log := decisionLog{
+		{Upstream: "crm", Tool: "send_mail", Class: ingestd.ToolWrite, Outcome: ingestd.GatewayRefused, CallHash: "sha256:2", Scope: "turn"},
+		{Upstream: "crm", Tool: "send_mail", Class: ingestd.ToolWrite, Outcome: ingestd.GatewayConfirmed, CallHash: "sha256:1", Scope: "turn"},
+	}
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{GatewayDecisions: log, Tokens: []api.Token{
+		{Name: "chat", Token: chatToken, Scopes: []string{api.ScopeRetrieve}},
+		{Name: "ops", Token: adminToken, Scopes: []string{api.ScopeAdmin}},
+		{Name: "handbook-ops", Token: opsToken, Scopes: []string{api.ScopeAdmin}, Installations: []string{"handbook"}},
+	}})
+	status, body, _ := e.do(t, "GET", "/v1/gateway/decisions?limit=1", adminToken, nil)
+	var got struct{ Decisions []ingestd.GatewayDecision }
+	if err := json.Unmarshal(body, &got); status != http.StatusOK || err != nil {
+		t.Fatalf("admin: %d %s", status, body)
+	}
+	if len(got.Decisions) != 1 || got.Decisions[0] != log[0] {
+		t.Errorf("limit 1: %+v, want the newest", got.Decisions)
+	}
+	for _, c := range []struct {
+		token, query string
+		want         int
+	}{
+		{opsToken, "", http.StatusForbidden},
+		{chatToken, "", http.StatusForbidden},
+		{adminToken, "?limit=0", http.StatusBadRequest},
+		{adminToken, "?limit=501", http.StatusBadRequest},
+		{adminToken, "", http.StatusOK},
+	} {
+		if status, body, _ := e.do(t, "GET", "/v1/gateway/decisions"+c.query, c.token, nil); status != c.want {
+			t.Errorf("%s%s: %d %s, want %d", c.token[:8], c.query, status, body, c.want)
+		}
 	}
 }

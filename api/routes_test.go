@@ -49,8 +49,9 @@ func TestEveryRouteIsDocumentedAndGuarded(t *testing.T) {
 		Webhooks: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }),
 		// Mounted only when set; never called, as every probe here is
 		// refused before its handler runs.
-		DeadLetters: struct{ ingestd.DeadLetters }{},
-		Erasures:    struct{ api.Erasures }{},
+		DeadLetters:      struct{ ingestd.DeadLetters }{},
+		Erasures:         struct{ api.Erasures }{},
+		GatewayDecisions: struct{ ingestd.GatewayLog }{},
 	})
 	for _, r := range documented {
 		method, path, _ := strings.Cut(r, " ")

@@ -58,6 +58,9 @@ type ServeOptions struct {
 	// MCPCollector, when set, registered beside the daemon's metrics.
 	MCPExtension api.MCPExtension
 	MCPCollector prometheus.Collector
+	// GatewayDecisions, when set, serves the gateway's held calls to
+	// operators (GET /v1/gateway/decisions, the console).
+	GatewayDecisions ingestd.GatewayLog
 }
 
 // OptionError is an option Run cannot use (a TLS file that does not
@@ -192,13 +195,14 @@ func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 			}
 			return d.QueueSync(ctx, jq.Queue, id, ingestd.TriggerAPI)
 		},
-		AddURL:        d.AddURL,
-		Webhooks:      s.hooks,
-		DeadLetters:   gatedDeadLetters{&s.gate},
-		Installations: d.health,
-		Erasures:      erasures{d, &s.gate},
-		MCPExtension:  so.MCPExtension,
-		Blocks:        svc,
+		AddURL:           d.AddURL,
+		Webhooks:         s.hooks,
+		DeadLetters:      gatedDeadLetters{&s.gate},
+		Installations:    d.health,
+		Erasures:         erasures{d, &s.gate},
+		MCPExtension:     so.MCPExtension,
+		Blocks:           svc,
+		GatewayDecisions: so.GatewayDecisions,
 	}), nil
 }
 

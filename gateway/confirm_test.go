@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/gateway"
 	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 )
@@ -67,6 +69,31 @@ func TestInjectedMailAsksAndConfirmedCallRunsOnce(t *testing.T) {
 	call(t, cs, "crm__send_mail", args, "t")
 	if got := len(p.questions); got != 4 || c.called("send_mail") != 1 {
 		t.Fatalf("questions = %d, upstream calls = %d, want 4 and 1", got, c.called("send_mail"))
+	}
+
+	// The decision log has each question and its answer, newest first,
+	// named by the call's hash and what tainted the turn, never by the
+	// arguments.
+	ds, err := g.GatewayDecisions(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outcomes []string
+	for _, d := range ds {
+		outcomes = append(outcomes, d.Outcome)
+		if d.Upstream != "crm" || d.Tool != "send_mail" || d.Class != ingestd.ToolWrite || d.Scope != "turn" ||
+			!strings.HasPrefix(d.CallHash, "sha256:") || !strings.Contains(d.TaintedBy, retrievaltest.Refund.ID()) {
+			t.Errorf("decision %+v", d)
+		}
+		if b, _ := json.Marshal(d); strings.Contains(string(b), "attacker@") || strings.Contains(string(b), "customer list") {
+			t.Errorf("a decision carries the call's arguments: %s", b)
+		}
+	}
+	if got, want := strings.Join(outcomes, " "), "declined asked declined asked confirmed asked declined asked"; got != want {
+		t.Errorf("decisions, newest first: %s; want %s", got, want)
+	}
+	if ds[len(ds)-1].CallHash != ds[len(ds)-4].CallHash || ds[0].CallHash == ds[2].CallHash {
+		t.Error("the decisions' hashes do not tell the one call from the other")
 	}
 }
 
@@ -146,5 +173,36 @@ func TestAnotherSessionCannotAnswer(t *testing.T) {
 	r, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "crm__send_mail", Arguments: args, InputResponses: yes(), RequestState: first.RequestState})
 	if err != nil || !r.IsError || c.called("send_mail") != 0 {
 		t.Fatalf("session b answered a's question: %v %q", err, text(r))
+	}
+}
+
+// TestDecisionLogKeepsTheNewest: a host that cannot ask has each write of
+// a tainted turn refused; the log keeps the newest 500, newest first.
+func TestDecisionLogKeepsTheNewest(t *testing.T) {
+	c := newCRM(t)
+	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{c.upstream()}})
+	cs := mustHost(t, g, mustRetriever(t), nil)
+	call(t, cs, "retrieve", refundQuery, "")
+	const calls = 503
+	var last []byte
+	for i := range calls {
+		args := json.RawMessage(fmt.Sprintf(`{"to":"n%d@example.net"}`, i))
+		if r := call(t, cs, "crm__send_mail", args, ""); !r.IsError {
+			t.Fatalf("call %d ran in a tainted turn", i)
+		}
+		last, _ = gateway.Canonical(args)
+	}
+	ds, _ := g.GatewayDecisions(t.Context(), 0)
+	if len(ds) != 500 {
+		t.Fatalf("%d decisions kept, want 500", len(ds))
+	}
+	if want := gateway.CallHash("crm", "send_mail", last, "session"); ds[0].CallHash != want || ds[0].Outcome != ingestd.GatewayRefused || ds[0].Scope != "session" {
+		t.Errorf("newest decision %+v, want the last call (%s) refused in the session", ds[0], want)
+	}
+	if !strings.Contains(ds[0].Detail, "cannot ask") {
+		t.Errorf("detail %q", ds[0].Detail)
+	}
+	if few, _ := g.GatewayDecisions(t.Context(), 3); len(few) != 3 || few[0] != ds[0] || few[2] != ds[2] {
+		t.Errorf("limit 3: %d decisions", len(few))
 	}
 }

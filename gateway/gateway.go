@@ -101,11 +101,12 @@ type Options struct {
 // Gateway is the running gateway: its upstreams, the taint of each
 // session's turns and the questions awaiting answers.
 type Gateway struct {
-	o        Options
-	log      *slog.Logger
-	ups      []*upstream
-	turns    *turns
-	confirms *confirms
+	o         Options
+	log       *slog.Logger
+	ups       []*upstream
+	turns     *turns
+	confirms  *confirms
+	decisions decisions // decisions.go
 
 	mu      sync.Mutex
 	servers []*mcp.Server
@@ -441,10 +442,11 @@ func (c *call) gate(canon []byte, why *taint) *mcp.CallToolResult {
 		switch {
 		case state == answerValid && yes:
 			g.count(up, c.tool, "confirmed")
+			c.decide(ingestd.GatewayConfirmed, why, hash, "")
 			return nil
 		case state == answerValid:
 			g.count(up, c.tool, "declined")
-			return c.refuse(why, hash, "the person declined this call")
+			return c.refuseAs(ingestd.GatewayDeclined, why, hash, "the person declined this call")
 		case state != answerOtherCall:
 			return c.refuse(why, hash, "the confirmation is "+stateName(state)+": a confirmation runs one call once")
 		}
@@ -456,6 +458,7 @@ func (c *call) gate(canon []byte, why *taint) *mcp.CallToolResult {
 	state := g.confirms.ask(c.req.Session, hash)
 	g.log.Info("gateway.confirm.ask", "upstream", up, "tool", c.tool, "call_hash", hash, "taint", why.String())
 	g.count(up, c.tool, "asked")
+	c.decide(ingestd.GatewayAsked, why, hash, "")
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{confirmInput: &mcp.ElicitParams{
 			Mode:            "form",
@@ -483,7 +486,14 @@ func stateName(s answerState) string {
 // refuse is the tool error of a call withheld in a tainted turn, logged
 // as the firewall's blocked event.
 func (c *call) refuse(why *taint, hash, detail string) *mcp.CallToolResult {
+	return c.refuseAs(ingestd.GatewayRefused, why, hash, detail)
+}
+
+// refuseAs is refuse, recorded as outcome (refused, or declined by the
+// person).
+func (c *call) refuseAs(outcome string, why *taint, hash, detail string) *mcp.CallToolResult {
 	g := c.g
+	c.decide(outcome, why, hash, detail)
 	g.log.Info("provenance.tool_firewall.blocked",
 		slog.String("surface", "gateway"),
 		slog.String("upstream", c.u.cfg.ID),

@@ -223,7 +223,7 @@ func (c *Config) serveGateway(ctx context.Context, e *env, log *slog.Logger, so 
 	if err != nil {
 		return nil, err
 	}
-	so.MCPExtension, so.MCPCollector = g, calls
+	so.MCPExtension, so.MCPCollector, so.GatewayDecisions = g, calls, g
 	return g.Close, nil
 }
 
