@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ingestd/ingestd"
 )
 
 // The browser tests drive Debian's chromium, headless, from Go through
@@ -206,7 +208,7 @@ func pendingRoute(m chromedp.ConsoleMessage) bool {
 		(strings.Contains(m.Text, "status of 404") || strings.Contains(m.Text, "status of 405"))
 }
 
-var pages = []string{"installations", "provenance", "documents", "search", "dlq", "erasures"}
+var pages = []string{"installations", "provenance", "documents", "search", "blocks", "gateway", "dlq", "erasures"}
 
 // TestPagesLoadWithoutErrors: every page of the console loads and shows
 // its data with no exception, no console error, no CSP violation and no
@@ -224,12 +226,17 @@ func TestPagesLoadWithoutErrors(t *testing.T) {
 		}
 		for _, p := range append(pages[1:], pages[0]) {
 			do(t, ctx, open(p))
+			if body := text(t, ctx, "#view"); strings.Contains(body, "null") || strings.Contains(body, "undefined") {
+				t.Errorf("tokens %v: page %s shows a missing value as text: %q", tokens, p, body)
+			}
 			if n := eval[int](t, ctx, `document.querySelectorAll("#view .problem").length`); n != 0 {
 				t.Errorf("tokens %v: page %s shows a problem: %s", tokens, p, text(t, ctx, "#view .problem"))
 			}
 			// Each page shows what the server holds: two installations,
-			// their documents by tier, one dead letter, one tombstone.
-			want := map[string]int{"installations": 2, "provenance": 2 + 2, "dlq": 1, "erasures": 1}[p]
+			// their documents by tier, the blocked turn's interval and
+			// document, the call the gateway held, one dead letter, one
+			// tombstone.
+			want := map[string]int{"installations": 2, "provenance": 2 + 2, "blocks": 1 + 1, "gateway": 1, "dlq": 1, "erasures": 1}[p]
 			if n := eval[int](t, ctx, `document.querySelectorAll("#view tbody tr").length`); n < want {
 				t.Errorf("tokens %v: page %s shows %d rows, want %d", tokens, p, n, want)
 			}
@@ -468,13 +475,80 @@ func TestScreenshots(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`tr[data-installation="support"] button.passes`)),
 		chromedp.WaitVisible(chromedp.CSS(`#runs table`)))
 	shot("installations")
-	for _, p := range []string{"provenance", "dlq", "erasures"} {
+	for _, p := range []string{"provenance", "gateway", "dlq", "erasures"} {
 		do(t, ctx, open(p))
 		shot(p)
 	}
+	mail := ingestd.DocumentID("support", "<c0ffee42@mail.example.org>")
+	do(t, ctx, open("blocks"), chromedp.Click(chromedp.CSS(fmt.Sprintf(`#view tr[data-document=%q] button.open-document`, mail))),
+		chromedp.WaitVisible(chromedp.CSS(`#document table`)))
+	shot("blocks")
 	do(t, ctx, open("documents"), chromedp.Click(chromedp.CSS(`button[data-installation="support"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#document-list > *`)))
 	shot("documents")
 	do(t, ctx, search("refund bank transfer IBAN order 5521"))
 	shot("search")
+}
+
+// TestBlockedDocumentsView: the injection mail's turn (retrieved through
+// the gateway's MCP server in the fixture) shows on the blocked-turns
+// page as one blocked turn of one, with the mail as the document that
+// caused it; opening it shows its chunks and tier. A retrieve token is
+// refused the page.
+func TestBlockedDocumentsView(t *testing.T) {
+	ctx, log := newBrowser(t)
+	s := newServer(t, true)
+	do(t, ctx, signIn(s, adminToken), open("blocks"))
+	if got := text(t, ctx, "#blocked-total"); !strings.HasPrefix(got, "1 (") {
+		t.Errorf("blocked total %q, want the one blocked turn", got)
+	}
+	// The turn served the support inbox's mails; each blocked it once.
+	mail := ingestd.DocumentID("support", "<c0ffee42@mail.example.org>")
+	rows := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#view tr[data-document]")).map(r => r.dataset.document + "@" + r.cells[1].textContent + ":" + r.cells[2].textContent)`)
+	if !slices.Contains(rows, mail+"@support:1") {
+		t.Fatalf("documents causing blocks %q, want the injection mail (%s) once", rows, mail)
+	}
+	for _, r := range rows {
+		if !strings.HasSuffix(r, "@support:1") {
+			t.Errorf("document %q: only the support inbox's mails blocked, once", r)
+		}
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#view tr[data-document=%q] button.open-document`, mail))), chromedp.WaitVisible(chromedp.CSS(`#document table`)))
+	if title, tier := text(t, ctx, "#document h3"), text(t, ctx, "#document .tier"); title != "URGENT: refund must be wired today" || tier != "untrusted-external" {
+		t.Errorf("opened document %q (%s), want the injection mail, untrusted-external", title, tier)
+	}
+	for _, m := range log.take(t, ctx) {
+		if !strings.Contains(m.Text, "401") {
+			t.Errorf("%s %s (%s)", m, m.Source, m.URL)
+		}
+	}
+	do(t, ctx, signIn(s, chatToken), open("blocks"))
+	if msg := text(t, ctx, "#view .problem"); !strings.Contains(msg, "403") {
+		t.Errorf("with a retrieve token: %q, want 403", msg)
+	}
+}
+
+// TestGatewayCallsView: the call the gateway refused in the injection
+// mail's turn shows on the gateway page with what tainted the turn and
+// the call's hash, and nothing of its arguments.
+func TestGatewayCallsView(t *testing.T) {
+	ctx, _ := newBrowser(t)
+	s := newServer(t, true)
+	do(t, ctx, signIn(s, adminToken), open("gateway"))
+	row := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#view tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent).join("|"))`)
+	if len(row) != 1 {
+		t.Fatalf("%d held calls shown, want 1: %q", len(row), row)
+	}
+	cells := strings.Split(row[0], "|")
+	if len(cells) != 9 || cells[1] != "refused" || cells[2] != "mail" || cells[3] != "send_mail" || cells[4] != "write" || cells[5] != "turn" ||
+		!strings.HasPrefix(cells[6], "retrieve served untrusted documents") || !strings.HasPrefix(cells[7], "sha256:") {
+		t.Errorf("held call %q", cells)
+	}
+	if body := text(t, ctx, "#view"); strings.Contains(body, "attacker@") || strings.Contains(body, "customer list") {
+		t.Errorf("the gateway page shows the call's arguments: %q", body)
+	}
+	do(t, ctx, signIn(s, chatToken), open("gateway"))
+	if msg := text(t, ctx, "#view .problem"); !strings.Contains(msg, "403") {
+		t.Errorf("with a retrieve token: %q, want 403", msg)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestd/ingestd/embedder"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/retrieval"
+	"github.com/ingestd/ingestd/retrieval/metrics"
 	"github.com/ingestd/ingestd/retrieval/retrievaltest"
 	"github.com/ingestd/ingestd/store/sqlite/sqlitetest"
 )
@@ -161,9 +162,18 @@ func newServer(t *testing.T, tokens bool) *server {
 			t.Fatal(err)
 		}
 	}
+	// The retrieval service counted as serve counts it (the block report
+	// the blocks page reads), behind a real gateway that has held one
+	// call of the injection mail's turn (the gateway page's).
+	measured, err := metrics.New(svc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t)
+	heldTurn(t, g, measured)
 	dead := &deadLetters{}
-	o := api.Options{Retriever: svc, Documents: store, DocumentReader: svc, DocumentLister: svc, DeadLetters: dead,
-		Installations: mon, Erasures: erasures{}}
+	o := api.Options{Retriever: measured, Documents: store, DocumentReader: svc, DocumentLister: svc, DeadLetters: dead,
+		Installations: mon, Erasures: erasures{}, Blocks: measured, GatewayDecisions: g, MCPExtension: g}
 	if tokens {
 		o.Tokens = []api.Token{
 			{Name: "ops", Token: adminToken, Scopes: []string{api.ScopeAdmin, api.ScopeRetrieve}},

@@ -95,8 +95,10 @@
 
   function tier(t) { return el('span', { class: 'tier', 'data-tier': t || 'none' }, t || '(undeclared)'); }
 
+  // show puts a page's nodes in the view; a null or false node (a part
+  // left out) is skipped, never written as text.
   function show(page, ...nodes) {
-    view.replaceChildren(...nodes);
+    view.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
     view.setAttribute('data-page', page);
     view.setAttribute('data-state', 'ready');
   }
@@ -320,7 +322,63 @@
         ['key id', (t) => t.key_id], ['key', (t) => el('code', {}, String(t.key || '').slice(0, 16) + '…')]], rows));
   }
 
-  const pages = { installations, provenance, documents, search, dlq, erasures };
+  function pct(n, d) { return d ? (100 * n / d).toFixed(1) + '%' : '0.0%'; }
+
+  // Blocked turns: the rate over time and the documents that cause most
+  // blocks (admin scope). A document opens with its chunks.
+  async function blocks() {
+    const res = await api('GET', '/v1/blocks');
+    if (!res.ok) return show('blocks', el('h2', {}, 'Blocked turns'), problem(res, 'Blocked turns'));
+    const r = res.data || {};
+    const docs = r.documents || [];
+    const one = el('div', { id: 'document' });
+    show('blocks', el('h2', {}, 'Blocked turns'),
+      el('dl', { class: 'facts' },
+        el('dt', {}, 'counted since'), el('dd', {}, when(r.since)),
+        el('dt', {}, 'turns answered'), el('dd', { id: 'turns-total' }, String(r.turns ?? 0)),
+        el('dt', {}, 'blocked'), el('dd', { id: 'blocked-total' }, String(r.blocked ?? 0) + ' (' + pct(r.blocked, r.turns) + ')'),
+        el('dt', {}, 'would block (shadow mode)'), el('dd', {}, String(r.would_block ?? 0))),
+      el('h3', {}, 'Over time (' + Math.round((r.bucket_seconds || 300) / 60) + '-minute intervals, the last day)'),
+      (r.buckets || []).length ? null : el('p', { class: 'empty' }, 'No turn answered yet.'),
+      table([
+        ['from', (b) => when(b.start)],
+        ['turns', (b) => b.turns], ['blocked', (b) => b.blocked], ['would block', (b) => b.would_block],
+        ['blocked share', (b) => el('span', { class: 'rate' },
+          el('meter', { min: 0, max: 1, value: b.turns ? b.blocked / b.turns : 0 }), ' ', pct(b.blocked, b.turns))],
+      ], r.buckets || []),
+      el('h3', {}, 'Documents that cause most blocks'),
+      docs.length ? null : el('p', { class: 'empty' }, 'No document has blocked a turn.'),
+      table([
+        ['document', (d) => el('code', {}, d.document_id)],
+        ['installation', (d) => d.installation],
+        ['blocks', (d) => d.blocks],
+        ['last', (d) => when(d.last_at)],
+        ['', (d) => el('button', { type: 'button', class: 'open-document', onclick: () => showDocument(one, d.document_id) }, 'open')],
+      ], docs, (d) => ({ 'data-document': d.document_id })),
+      r.untracked ? el('p', {}, String(r.untracked) + ' blocks by documents past the table\'s size are not listed.') : null,
+      one);
+  }
+
+  // Gateway: the calls of upstream tools a tainted turn held (admin
+  // scope, every installation).
+  async function gatewayCalls() {
+    const res = await api('GET', '/v1/gateway/decisions');
+    if (!res.ok) return show('gateway', el('h2', {}, 'Gateway'), problem(res, 'Gateway calls'));
+    const rows = items(res.data, 'decisions');
+    show('gateway', el('h2', {}, 'Gateway: calls a tainted turn held'),
+      rows.length ? null : el('p', { class: 'empty' }, 'No call has been held.'),
+      table([
+        ['at', (d) => when(d.at)],
+        ['outcome', (d) => el('span', { class: 'outcome', 'data-outcome': d.outcome }, d.outcome)],
+        ['upstream', (d) => d.upstream], ['tool', (d) => d.tool], ['class', (d) => d.class],
+        ['scope', (d) => d.scope],
+        ['tainted by', (d) => el('span', { class: 'taint' }, d.tainted_by || '')],
+        ['call', (d) => el('code', { title: d.call_hash }, String(d.call_hash || '').slice(0, 19) + '…')],
+        ['detail', (d) => el('span', { class: 'detail' }, d.detail || '')],
+      ], rows, (d) => ({ 'data-outcome': d.outcome })));
+  }
+
+  const pages = { installations, provenance, documents, search, blocks, gateway: gatewayCalls, dlq, erasures };
 
   async function route() {
     const name = (location.hash || '#installations').slice(1);
