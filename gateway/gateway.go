@@ -87,6 +87,12 @@ type Options struct {
 	// MaxTurns bounds the turns a session remembers (default 256); a
 	// forgotten turn's taint passes to every turn made after it.
 	MaxTurns int
+	// TurnWindow, when set, is the scope of a host that marks no turns
+	// instead of its whole session: what tainted the session stops
+	// counting once TurnWindow has passed with no new taint. Zero keeps
+	// the session. Taint recorded in a marked turn lasts as long as that
+	// turn, whatever the window.
+	TurnWindow time.Duration
 	// ConfirmTTL is how long a question may wait for its answer
 	// (default 5m).
 	ConfirmTTL time.Duration
@@ -134,7 +140,7 @@ func Open(ctx context.Context, o Options) (*Gateway, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	g := &Gateway{o: o, log: o.Logger, turns: newTurns(o.MaxTurns), confirms: newConfirms(o.ConfirmTTL, o.Now)}
+	g := &Gateway{o: o, log: o.Logger, turns: newTurns(o.MaxTurns, o.TurnWindow, o.Now), confirms: newConfirms(o.ConfirmTTL, o.Now)}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}

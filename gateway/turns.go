@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -81,7 +82,8 @@ func contains(s []string, v string) bool {
 // so forgetting a turn never makes it clean).
 type session struct {
 	whole    taint
-	unscoped taint // recorded without a turn id: every turn is judged by it too
+	unscoped taint     // recorded without a turn id: every turn is judged by it too
+	last     time.Time // when whole was last tainted (for the window)
 	evicted  taint
 	turns    map[string]*list.Element
 	order    *list.List // of *turnEntry, front most recent
@@ -100,19 +102,27 @@ type turns struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	maxTurns int
+	window   time.Duration // Options.TurnWindow: 0 is the whole session
+	now      func() time.Time
 	added    int
 }
 
-func newTurns(maxTurns int) *turns {
-	return &turns{sessions: map[*mcp.ServerSession]*session{}, maxTurns: maxTurns}
+func newTurns(maxTurns int, window time.Duration, now func() time.Time) *turns {
+	return &turns{sessions: map[*mcp.ServerSession]*session{}, maxTurns: maxTurns, window: window, now: now}
 }
 
+// session returns the session's taint, made when new; with a window,
+// what was recorded without a turn (and the whole session's) is
+// forgotten once the window passed with no new taint.
 func (ts *turns) session(ss *mcp.ServerSession) *session {
 	s := ts.sessions[ss]
 	if s == nil {
 		s = &session{turns: map[string]*list.Element{}, order: list.New(), maxTurns: ts.maxTurns}
 		ts.sessions[ss] = s
 		ts.added++
+	}
+	if ts.window > 0 && !s.last.IsZero() && ts.now().Sub(s.last) >= ts.window {
+		s.whole, s.unscoped, s.last = taint{}, taint{}, time.Time{}
 	}
 	return s
 }
@@ -143,6 +153,7 @@ func (ts *turns) Taint(ss *mcp.ServerSession, id, reason string) {
 	defer ts.mu.Unlock()
 	s := ts.session(ss)
 	s.whole.add(reason)
+	s.last = ts.now()
 	if id == "" {
 		s.unscoped.add(reason)
 	} else {
