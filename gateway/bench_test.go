@@ -3,6 +3,9 @@ package gateway_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,4 +71,33 @@ func benchCall(b *testing.B, cs *mcp.ClientSession, name string, args any) {
 			b.Fatalf("%s: %v %+v", name, err, r)
 		}
 	}
+}
+
+// BenchmarkGatewayReadStdio is BenchmarkGatewayRead against a real
+// upstream: the official reference memory server from npm (node, over
+// stdio), whose read_graph is declared a trusted read. Direct, the host
+// starts the server itself; through the gateway, ingestd starts it. It
+// needs INGESTD_TEST_MCP_MEMORY (e2e/mcpservers' mcp-server-memory).
+func BenchmarkGatewayReadStdio(b *testing.B) {
+	bin := os.Getenv("INGESTD_TEST_MCP_MEMORY")
+	if bin == "" {
+		b.Skip("INGESTD_TEST_MCP_MEMORY is not set: `npm ci` in e2e/mcpservers and point it at node_modules/.bin/mcp-server-memory")
+	}
+	b.Setenv("MEMORY_FILE_PATH", filepath.Join(b.TempDir(), "memory.jsonl"))
+	args := map[string]any{}
+	b.Run("direct", func(b *testing.B) {
+		cmd := exec.Command(bin)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		benchCall(b, cs, "read_graph", args)
+	})
+	b.Run("gateway", func(b *testing.B) {
+		g := mustGateway(b, gateway.Options{Upstreams: []gateway.Upstream{{ID: "memory", Command: []string{bin}, Env: []string{"MEMORY_FILE_PATH"},
+			Tools: map[string]gateway.Tool{"read_graph": {Class: ingestd.ToolRead, Output: gateway.OutputTrusted}}}}})
+		cs := mustHost(b, g, nopRetriever{}, nil)
+		benchCall(b, cs, "memory__read_graph", args)
+	})
 }
