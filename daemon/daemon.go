@@ -228,21 +228,27 @@ func (d *Daemon) Configured(id string) bool {
 	return ok
 }
 
-// Retrieval builds the retrieval service over the store, wrapped in its
-// metrics when reg is not nil.
+// Retrieval builds the retrieval service over the store, traced
+// (Options.Tracing) and, when reg is not nil, counted in its metrics.
 func (d *Daemon) Retrieval(reg prometheus.Registerer) (ingestd.Retriever, error) {
 	if reg == nil {
 		svc, err := d.service()
 		if err != nil {
 			return nil, err
 		}
-		return svc, nil
+		return d.Traced(svc), nil
 	}
 	m, err := d.metered(reg)
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// Traced returns r with its retrievals traced (Options.Tracing); r
+// itself with tracing off. `ingestd mcp` serves its retrievals so.
+func (d *Daemon) Traced(r ingestd.Retriever) ingestd.Retriever {
+	return d.o.Tracing.Wrap(r)
 }
 
 // metered is the retrieval service traced and counted into reg: its

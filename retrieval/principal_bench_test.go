@@ -3,7 +3,10 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,8 +56,23 @@ func mustPrincipalStore(b *testing.B, n int) (ingestd.Store, *retrievaltest.Synt
 // service view (unfiltered), alternating the two in one run: p50 and
 // p99 of each and their ratios. The person's filter runs inside the
 // store (the in-memory mirror's allowed rows), never after it.
+//
+// INGESTD_BENCH_PRINCIPAL_CHUNKS, a comma-separated list of corpus sizes,
+// replaces the default 10k and 100k (1000000 builds the 1M-chunk
+// corpus, about a quarter of an hour on two cores).
 func BenchmarkRetrievePrincipal10pct(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	sizes := []int{10_000, 100_000}
+	if v := os.Getenv("INGESTD_BENCH_PRINCIPAL_CHUNKS"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 100 {
+				b.Fatalf("INGESTD_BENCH_PRINCIPAL_CHUNKS=%q: %q is not a corpus size of at least 100 chunks", v, f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
 			s, syn := mustPrincipalStore(b, n)
 			svc, err := retrieval.New(retrieval.Options{Store: s, Embedder: embedder.NewLexical(retrievaltest.Dims),

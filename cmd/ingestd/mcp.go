@@ -69,7 +69,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeGateway()
-	srv := mcpserver.New(mcpserver.Options{Retriever: access.NewRetriever(svc), Documents: access.NewDocuments(svc),
+	srv := mcpserver.New(mcpserver.Options{Retriever: access.NewRetriever(a.Traced(svc)), Documents: access.NewDocuments(svc),
 		Version: versionString(), Logger: a.log, Extension: ext})
 	a.log.Info("mcp.stdio", "installations", len(a.IDs()), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
 	err = srv.Run(access.NewContext(ctx, p), transport)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -22,6 +23,8 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/embedder"
+	"github.com/ingestd/ingestd/gen/ingestd/v1/ingestdv1connect"
+	"github.com/ingestd/ingestd/mcpserver"
 	"github.com/ingestd/ingestd/pipeline"
 	"github.com/ingestd/ingestd/retrieval"
 	"github.com/ingestd/ingestd/retrieval/retrievaltest"
@@ -442,4 +445,74 @@ func (c *collector) children(s *tracepb.Span, name string) int {
 		}
 	}
 	return n
+}
+
+// TestConnectTraceparent: a Connect call (JSON over HTTP) with a W3C
+// traceparent header makes the retrieval span a child of that trace, as
+// REST does: the header is read for every route, gRPC's metadata
+// included.
+func TestConnectTraceparent(t *testing.T) {
+	tr, c := startTracing(t)
+	srv := newAPI(t, tr, "enforce")
+	req, err := http.NewRequest("POST", srv.URL+ingestdv1connect.RetrievalServiceRetrieveProcedure, strings.NewReader(`{"query": "refund bank transfer"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("traceparent", "00-"+traceID+"-"+spanID+"-01")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("Connect Retrieve: %d %s", res.StatusCode, b)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := c.named("ingestd.retrieve")
+	if len(spans) != 1 || hex.EncodeToString(spans[0].GetTraceId()) != traceID || hex.EncodeToString(spans[0].GetParentSpanId()) != spanID {
+		t.Fatalf("%d retrieval spans, want one in the caller's trace under its span", len(spans))
+	}
+}
+
+// TestMCPStreamTraceparent: an MCP server on a stream transport (as
+// `ingestd mcp` serves stdio) over the traced retriever makes the
+// retrieval span a child of the traceparent a tools/call's _meta carries.
+func TestMCPStreamTraceparent(t *testing.T) {
+	tr, c := startTracing(t)
+	store := sqlitetest.MustOpen(t)
+	emb := embedder.NewLexical(retrievaltest.Dims)
+	retrievaltest.MustPut(t, store, emb, retrievaltest.Doc{Installation: "support", Kind: "imap", ExternalID: "<c0ffee42@mail.example.org>",
+		Title: "URGENT: refund must be wired today", Chunks: []string{injection}})
+	svc, err := retrieval.New(retrieval.Options{Store: store, Embedder: emb, Installations: installations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcpserver.New(mcpserver.Options{Retriever: tr.Wrap(svc), Version: "test"})
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(t.Context(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "retrieve", Arguments: map[string]any{"query": "refund"},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + spanID + "-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := c.named("ingestd.retrieve")
+	if len(spans) != 1 || hex.EncodeToString(spans[0].GetTraceId()) != traceID || hex.EncodeToString(spans[0].GetParentSpanId()) != spanID {
+		t.Fatalf("%d retrieval spans, want one in _meta's trace under its span", len(spans))
+	}
+	if n := len(c.named("run_guardrail " + tracing.GuardrailName)); n != 1 {
+		t.Errorf("%d guardrail spans, want the answer's", n)
+	}
 }
