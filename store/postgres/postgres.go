@@ -98,6 +98,7 @@ type Store struct {
 	textCandidates int
 	// exactChunks is Options.ExactChunks with its default (-1: never).
 	exactChunks int64
+	readers     readerStats // readers.go
 	sizeMu      sync.Mutex
 	largeUntil  time.Time // exact: the store is larger than exactChunks until then
 	hnsw        HNSW      // the graph Options ask for

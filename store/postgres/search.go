@@ -63,7 +63,7 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
-	where, args := filterSQL(f, 4)
+	where, args := filterSQL(f, 4, s.broad(ctx, f.Reader))
 	if where == "" {
 		return nil, nil
 	}
@@ -203,7 +203,7 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	if len(v) != s.dims {
 		return nil, nil // every stored vector has s.dims dimensions
 	}
-	where, args := filterSQL(f, 4)
+	where, args := filterSQL(f, 4, false)
 	if where == "" {
 		return nil, nil
 	}
@@ -311,8 +311,10 @@ func (s *Store) hits(ctx context.Context, what, sql string, args []any) ([]inges
 
 // filterSQL is the condition on chunks c that f asks for, with its
 // arguments numbered from $next. It is "" when f can match nothing (only
-// deleted documents asked for: their chunks are gone).
-func filterSQL(f ingestd.Filter, next int) (string, []any) {
+// deleted documents asked for: their chunks are gone). broad tests the
+// person's readers in a form the readers index cannot serve, so that the
+// planner reads them from the rows it finds (see broadShare).
+func filterSQL(f ingestd.Filter, next int, broad bool) (string, []any) {
 	statuses := f.Statuses
 	if len(statuses) == 0 {
 		statuses = []ingestd.Status{ingestd.StatusActive}
@@ -345,8 +347,13 @@ func filterSQL(f ingestd.Filter, next int) (string, []any) {
 		add("c.source_kind = ANY($%d)", f.SourceKinds)
 	}
 	if f.Reader != nil {
-		// NULL (unmapped) overlaps nothing: no person reads it.
-		add("c.readers && $%d::text[]", readerParam(f.Reader))
+		// NULL (unmapped) overlaps nothing: no person reads it, in
+		// either form.
+		if broad {
+			add("coalesce(c.readers, '{}'::text[]) && $%d::text[]", readerParam(f.Reader))
+		} else {
+			add("c.readers && $%d::text[]", readerParam(f.Reader))
+		}
 	}
 	if len(f.Tiers) > 0 {
 		var named []string
