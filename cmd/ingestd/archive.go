@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/internal/private"
@@ -217,7 +218,7 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 || *out == "" {
 		return &usageError{cmd: "backup", msg: "want --out FILE"}
 	}
-	cfg, err := LoadConfig(*cfgPath, registry())
+	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
@@ -236,7 +237,7 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 }
 
 // sqliteFile is the path of the embedded store's database.
-func sqliteFile(cfg *Config) string {
+func sqliteFile(cfg *config.Config) string {
 	return filepath.Join(cfg.Path(cfg.DataDir), "ingestd.db")
 }
 
@@ -252,7 +253,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return &usageError{cmd: "restore", msg: "want one backup file"}
 	}
-	cfg, err := LoadConfig(*cfgPath, registry())
+	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 // restoreSQLite puts the backup src in place as cfg's SQLite database,
 // refusing while a process holds data_dir, over a database that is there
 // unless force, and a backup whose tombstones another erasure key made.
-func restoreSQLite(ctx context.Context, e *env, cfg *Config, src string, force bool) (sqlite.FileInfo, string, error) {
+func restoreSQLite(ctx context.Context, e *env, cfg *config.Config, src string, force bool) (sqlite.FileInfo, string, error) {
 	dir := cfg.Path(cfg.DataDir)
 	if h, held, err := daemon.LockedBy(dir); err != nil {
 		return sqlite.FileInfo{}, "", err

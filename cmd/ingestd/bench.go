@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd/benchmarks/loadgen"
+	"github.com/ingestd/ingestd/config"
 )
 
 // Bounds of `ingestd bench retrieve`.
@@ -88,7 +89,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 
 	var token string
 	base := *target
-	if cfg, err := LoadConfig(*cfgPath, registry()); err == nil {
+	if cfg, err := config.Load(*cfgPath, registry()); err == nil {
 		if base == "" {
 			scheme := "http"
 			if cfg.TLS.Cert != "" {
@@ -100,7 +101,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 			if slices.Contains(t.Scopes, "retrieve") {
 				v, ok := e.lookupEnv(t.TokenEnv)
 				if !ok || v == "" {
-					return cfg.tokenUnset(i)
+					return cfg.TokenUnset(i)
 				}
 				token = v
 				break

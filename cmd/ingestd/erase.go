@@ -27,12 +27,12 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 	if env := a.cfg.Erasure.KeyEnv; env != "" {
 		v, ok := e.lookupEnv(env)
 		if !ok || v == "" {
-			return nil, &configError{path: a.cfg.path, line: a.cfg.line("erasure"), msg: fmt.Sprintf("erasure: key_env names %s, which is not set", env)}
+			return nil, a.cfg.At(a.cfg.Line("erasure"), fmt.Sprintf("erasure: key_env names %s, which is not set", env))
 		}
 		k, err := erasure.NewKeyer([]byte(v))
 		if err != nil {
-			return nil, &configError{path: a.cfg.path, line: a.cfg.line("erasure"), msg: fmt.Sprintf(
-				"erasure: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", env, len(v), erasure.MinKeyBytes)}
+			return nil, a.cfg.At(a.cfg.Line("erasure"), fmt.Sprintf(
+				"erasure: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", env, len(v), erasure.MinKeyBytes))
 		}
 		return k, nil
 	}

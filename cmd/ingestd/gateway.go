@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/gateway"
 )
 
@@ -31,14 +32,14 @@ func runGateway(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
-	cfg, err := LoadConfig(*cfgPath, registry())
+	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
 	if len(cfg.Gateway.Upstreams) == 0 {
-		return &configError{path: cfg.path, msg: "gateway: no upstreams are configured"}
+		return cfg.At(0, "gateway: no upstreams are configured")
 	}
-	g, err := cfg.openGateway(ctx, e, newLogger(e.stderr, cfg.Log, false))
+	g, err := openGateway(cfg, ctx, e, newLogger(e.stderr, cfg.Log, false))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
+	"github.com/ingestd/ingestd/internal/netaddr"
 	"github.com/ingestd/ingestd/jobs"
 )
 
@@ -34,7 +35,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 	c := a.cfg.NATS
 	for _, id := range a.IDs() {
 		if err := jobs.CheckToken("installation id", id); err != nil {
-			return nil, &configError{path: a.cfg.path, msg: err.Error()}
+			return nil, a.cfg.At(0, err.Error())
 		}
 	}
 	co, key, accept, err := a.natsSecrets(e)
@@ -85,7 +86,7 @@ func (a *app) natsURL(co jobs.ConnectOptions) (string, jobs.ConnectOptions) {
 	c := a.cfg.NATS
 	url := c.URL
 	if url == "" {
-		url = "nats://" + dialListen(c.Listen)
+		url = "nats://" + netaddr.Dial(c.Listen)
 	}
 	if co.Creds == "" && co.NKeySeed == "" && co.Token == "" && co.User == "" && c.TLSCert == "" && !strings.Contains(url, "@") {
 		a.log.Warn("nats.no_credentials", "url", url,

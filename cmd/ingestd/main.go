@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/config"
 )
 
 func main() {
@@ -230,7 +231,7 @@ func (e *env) exitCode(name string, err error) int {
 	}
 	var hr *helpRequest
 	var ue *usageError
-	var ce *configError
+	var ce *config.Error
 	switch {
 	case errors.As(err, &hr):
 		fmt.Fprint(stdout, hr.text())

@@ -10,6 +10,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/client"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/mcpserver"
 )
 
@@ -53,9 +54,9 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	p := access.Operator()
 	if *as != "" {
-		i := slices.IndexFunc(a.cfg.Auth.Tokens, func(t TokenConfig) bool { return t.Name == *as })
+		i := slices.IndexFunc(a.cfg.Auth.Tokens, func(t config.TokenConfig) bool { return t.Name == *as })
 		if i < 0 {
-			return &configError{path: a.cfg.path, msg: fmt.Sprintf("--as %q: no token of that name in auth.tokens", *as)}
+			return a.cfg.At(0, fmt.Sprintf("--as %q: no token of that name in auth.tokens", *as))
 		}
 		t := a.cfg.Auth.Tokens[i]
 		p = &access.Principal{Name: t.Name, Scopes: t.Scopes, Installations: t.Installations}
@@ -64,7 +65,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ext, closeGateway, err := a.cfg.gatewayExtension(ctx, e, a.log)
+	ext, closeGateway, err := gatewayExtension(a.cfg, ctx, e, a.log)
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	// The operator's view, through the one scope check: --as-user
 	// narrows it to what that person may read.
 	op := access.Operator()
-	op.Groups = a.cfg.groups()
+	op.Groups = a.cfg.Membership()
 	resp, err := access.NewRetriever(svc).Retrieve(access.NewContext(ctx, op), req)
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is

@@ -40,7 +40,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if daemon.Role(*role) != daemon.RoleWorker {
-		closeGateway, err := a.cfg.serveGateway(ctx, e, a.log, &so)
+		closeGateway, err := serveGateway(a.cfg, ctx, e, a.log, &so)
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if oe := (*daemon.OptionError)(nil); errors.As(err, &oe) {
 		// A TLS file or a listen address the daemon cannot use is the
 		// configuration's line: exit 2 naming it.
-		return &configError{path: a.cfg.path, line: a.cfg.line(oe.Option), msg: err.Error()}
+		return a.cfg.At(a.cfg.Line(oe.Option), err.Error())
 	}
 	return err
 }
@@ -65,7 +65,7 @@ func (a *app) serveOptions(e *env) (daemon.ServeOptions, error) {
 		return daemon.ServeOptions{}, err
 	}
 	if err := api.CheckListen(cfg.Listen, len(tokens) > 0, cfg.Auth.AllowUnauthenticated); err != nil {
-		return daemon.ServeOptions{}, &configError{path: cfg.path, line: cfg.listenLine(), msg: err.Error()}
+		return daemon.ServeOptions{}, cfg.At(cfg.ListenLine(), err.Error())
 	}
 	if len(tokens) == 0 && len(cfg.ListenHosts) == 0 && api.CheckListen(cfg.Listen, false, false) != nil {
 		// allow_unauthenticated on a reachable address: other machines
@@ -105,18 +105,18 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 		v, ok := e.lookupEnv(t.TokenEnv)
 		v = strings.TrimSpace(v)
 		if !ok || v == "" {
-			return nil, a.cfg.tokenUnset(i)
+			return nil, a.cfg.TokenUnset(i)
 		}
 		if err := api.CheckToken(v); err != nil {
-			return nil, a.cfg.tokenError(i, fmt.Sprintf("the value of %s %s", t.TokenEnv, ingestd.ErrorMessage(err)))
+			return nil, a.cfg.TokenError(i, fmt.Sprintf("the value of %s %s", t.TokenEnv, ingestd.ErrorMessage(err)))
 		}
 		for j, prev := range out {
 			if subtle.ConstantTimeCompare([]byte(prev.Token), []byte(v)) == 1 {
-				return nil, a.cfg.tokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.tokenLine(j)))
+				return nil, a.cfg.TokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.TokenLine(j)))
 			}
 		}
-		tok := a.cfg.personToken(api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t)
-		key, err := a.cfg.assertionKey(e, i)
+		tok := personToken(a.cfg, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t)
+		key, err := assertionKey(a.cfg, e, i)
 		if err != nil {
 			return nil, err
 		}

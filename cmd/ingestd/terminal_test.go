@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/config"
 )
 
 // rawControl returns the first character in s that would drive or
@@ -271,7 +273,7 @@ func TestJSONThroughTheTerminalIsTheSameJSON(t *testing.T) {
 func TestLogRecordsKeepControlsEscaped(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		log := newLogger(newTerminal(&buf), LogConfig{Format: format}, true)
+		log := newLogger(newTerminal(&buf), config.LogConfig{Format: format}, true)
 		log.Warn("sync.item_failed "+hostileValue, "external_id", hostileValue, hostileValue, "v")
 		out := buf.String()
 		if r, ok := rawControl(out); ok {
