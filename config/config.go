@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,10 +15,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/connectors"
-	"github.com/ingestd/ingestd/firewall"
-	"github.com/ingestd/ingestd/internal/netaddr"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -385,215 +381,155 @@ func yamlSyntaxError(path string, err error) error {
 	return &Error{Path: path, Line: le.Mark.Line, Msg: msg}
 }
 
+// decodeInstallations decodes the installations list by hand, entry by
+// entry, so each kind's block goes to its connector.
 func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) error {
 	if n.Kind != yaml.SequenceNode {
 		return &Error{Path: c.path, Line: n.Line, Msg: "installations must be a list"}
 	}
-	ids := map[string]int{}
+	ids := map[string]int{} // id -> the line of its entry
 	for _, in := range n.Content {
-		if in.Kind != yaml.MappingNode {
-			return &Error{Path: c.path, Line: in.Line, Msg: "each installation must be a mapping with id, kind and tier"}
+		ic, err := c.decodeInstallation(in, reg)
+		if err != nil {
+			return err
 		}
-		ic := InstallationConfig{line: in.Line}
-		keyLines := map[string]int{}
-		for i := 0; i+1 < len(in.Content); i += 2 {
-			k, v := in.Content[i], in.Content[i+1]
-			keyLines[k.Value] = k.Line
-			switch k.Value {
-			case "id":
-				ic.ID = v.Value
-			case "kind":
-				ic.Kind = v.Value
-			case "tier":
-				ic.Tier = v.Value
-			case "interval":
-				var d Duration
-				if err := d.UnmarshalYAML(v); err != nil {
-					return &Error{Path: c.path, Line: v.Line, Msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
-				}
-				ic.Interval = time.Duration(d)
-			case "verified_senders":
-				var vs verifiedSendersConfig
-				if err := strictDecode(c.path, v, &vs, "verified_senders"); err != nil {
-					return err
-				}
-				ic.VerifiedSenders = vs.declaration()
-			case "readers", "readers_by_path":
-				if err := c.decodeReaders(&ic, k, v); err != nil {
-					return err
-				}
-			default:
-				if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
-					m := map[string]string{}
-					if err := v.Decode(&m); err != nil {
-						return &Error{Path: c.path, Line: v.Line, Msg: fmt.Sprintf("installation %q: %s must map values to tiers", ic.ID, k.Value)}
-					}
-					if ic.TierByMeta == nil {
-						ic.TierByMeta = map[string]map[string]ingestd.Tier{}
-					}
-					ic.TierByMeta[key] = map[string]ingestd.Tier{}
-					for val, t := range m {
-						ic.TierByMeta[key][val] = ingestd.Tier(t)
-					}
-					continue
-				}
-				if _, ok := reg.Kind(k.Value); !ok {
-					return &Error{Path: c.path, Line: k.Line, Msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, readers, readers_by_path, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
-				}
-				ic.block = v
-			}
+		if prev, dup := ids[ic.ID]; dup {
+			return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", ic.ID, prev)}
 		}
-		name := ic.ID
-		if name == "" {
-			return &Error{Path: c.path, Line: in.Line, Msg: "installation without an id"}
-		}
-		if !validID(name) {
-			return &Error{Path: c.path, Line: keyLines["id"], Msg: fmt.Sprintf("installation id %q: use 1 to 128 letters, digits, '-' or '_' (it names NATS subjects and URL paths)", name)}
-		}
-		if prev, dup := ids[name]; dup {
-			return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", name, prev)}
-		}
-		ids[name] = in.Line
-		if ic.Kind == "" {
-			return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q has no kind (one of %s)", name, strings.Join(reg.Names(), ", "))}
-		}
-		if ic.Tier == "" {
-			return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q declares no tier; every installation must declare one of: %s", name, provenance.ValidList())}
-		}
-		if err := reg.Check(ic.Installation()); err != nil {
-			line := keyLines["tier"]
-			if strings.Contains(err.Error(), "verified_senders") {
-				line = keyLines["verified_senders"]
-			} else if strings.Contains(err.Error(), "tier_by_") {
-				for k, l := range keyLines {
-					if strings.HasPrefix(k, "tier_by_") {
-						line = l
-					}
-				}
-			}
-			if _, ok := reg.Kind(ic.Kind); !ok {
-				line = keyLines["kind"]
-			}
-			return &Error{Path: c.path, Line: line, Msg: ingestd.ErrorMessage(err)}
-		}
-		if ic.block != nil {
-			// The block must be the one named by the kind.
-			for i := 0; i+1 < len(in.Content); i += 2 {
-				if in.Content[i+1] == ic.block && in.Content[i].Value != ic.Kind {
-					return &Error{Path: c.path, Line: in.Content[i].Line, Msg: fmt.Sprintf("installation %q is of kind %q but has a %q block", name, ic.Kind, in.Content[i].Value)}
-				}
-			}
+		ids[ic.ID] = in.Line
+		if err := c.checkInstallation(ic, in, reg); err != nil {
+			return err
 		}
 		c.Installations = append(c.Installations, ic)
 	}
 	return nil
 }
 
-func (c *Config) validate(doc *yaml.Node) error {
-	line := c.Line
-	if c.DataDir == "" {
-		c.DataDir = "./data"
+// decodeInstallation decodes one entry's keys and checks its id.
+func (c *Config) decodeInstallation(in *yaml.Node, reg *connectors.Registry) (InstallationConfig, error) {
+	ic := InstallationConfig{line: in.Line}
+	if in.Kind != yaml.MappingNode {
+		return ic, &Error{Path: c.path, Line: in.Line, Msg: "each installation must be a mapping with id, kind and tier"}
 	}
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:7700"
-	}
-	switch c.Store.Driver {
-	case "":
-		c.Store.Driver = "sqlite"
-	case "sqlite":
-	case "postgres":
-		if c.Store.URLEnv == "" {
-			return &Error{Path: c.path, Line: line("store"), Msg: "store: driver postgres needs url_env naming the variable that holds the connection URL"}
+	for i := 0; i+1 < len(in.Content); i += 2 {
+		if err := c.decodeInstallationKey(&ic, in.Content[i], in.Content[i+1], reg); err != nil {
+			return ic, err
 		}
+	}
+	switch {
+	case ic.ID == "":
+		return ic, &Error{Path: c.path, Line: in.Line, Msg: "installation without an id"}
+	case !validID(ic.ID):
+		return ic, &Error{Path: c.path, Line: keyLine(in, "id"), Msg: fmt.Sprintf("installation id %q: use 1 to 128 letters, digits, '-' or '_' (it names NATS subjects and URL paths)", ic.ID)}
+	}
+	return ic, nil
+}
+
+// decodeInstallationKey decodes one key of an installation's entry: a
+// common key, a tier_by_<meta key> map, or the block of a known kind.
+func (c *Config) decodeInstallationKey(ic *InstallationConfig, k, v *yaml.Node, reg *connectors.Registry) error {
+	switch k.Value {
+	case "id":
+		ic.ID = v.Value
+	case "kind":
+		ic.Kind = v.Value
+	case "tier":
+		ic.Tier = v.Value
+	case "interval":
+		var d Duration
+		if err := d.UnmarshalYAML(v); err != nil {
+			return &Error{Path: c.path, Line: v.Line, Msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
+		}
+		ic.Interval = time.Duration(d)
+	case "verified_senders":
+		var vs verifiedSendersConfig
+		if err := strictDecode(c.path, v, &vs, "verified_senders"); err != nil {
+			return err
+		}
+		ic.VerifiedSenders = vs.declaration()
+	case "readers", "readers_by_path":
+		return c.decodeReaders(ic, k, v)
 	default:
-		return &Error{Path: c.path, Line: line("store"), Msg: fmt.Sprintf("store: driver %q is not one of sqlite, postgres", c.Store.Driver)}
-	}
-	if err := c.validateNATS(doc); err != nil {
-		return err
-	}
-	switch c.Embedder.Kind {
-	case "":
-		c.Embedder.Kind = "lexical"
-	case "lexical":
-	case "openai":
-		if c.Embedder.BaseURL == "" || c.Embedder.Model == "" {
-			return &Error{Path: c.path, Line: line("embedder"), Msg: "embedder: kind openai needs base_url and model"}
+		if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
+			return c.decodeTierBy(ic, key, k, v)
 		}
-	default:
-		return &Error{Path: c.path, Line: line("embedder"), Msg: fmt.Sprintf("embedder: kind %q is not one of lexical, openai", c.Embedder.Kind)}
-	}
-	if c.Embedder.Dims == 0 && c.Embedder.Kind == "lexical" {
-		c.Embedder.Dims = 384
-	}
-	if c.Embedder.Dims < 0 || c.Embedder.Dims > 8192 {
-		return &Error{Path: c.path, Line: line("embedder"), Msg: fmt.Sprintf("embedder: dims %d is out of range 1..8192", c.Embedder.Dims)}
-	}
-	mode, err := firewall.ParseMode(c.Firewall.Mode)
-	if err != nil {
-		return &Error{Path: c.path, Line: line("firewall"), Msg: "firewall: " + ingestd.ErrorMessage(err)}
-	}
-	c.Firewall.Mode = mode
-	for i, t := range c.Auth.Tokens {
-		at := c.TokenLine(i)
-		if t.Name == "" || t.TokenEnv == "" {
-			return &Error{Path: c.path, Line: at, Msg: "auth: every token needs name and token_env"}
+		if _, ok := reg.Kind(k.Value); !ok {
+			return &Error{Path: c.path, Line: k.Line, Msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, readers, readers_by_path, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
 		}
-		for j, prev := range c.Auth.Tokens[:i] {
-			switch {
-			case prev.Name == t.Name:
-				return &Error{Path: c.path, Line: at, Msg: fmt.Sprintf("auth: token name %q is given twice (first at line %d): refusals and logs name tokens by it", t.Name, c.TokenLine(j))}
-			case prev.TokenEnv == t.TokenEnv:
-				return c.TokenError(i, fmt.Sprintf("reads %s, as token %q (line %d) does: two tokens of one value would be one token, the first listed", t.TokenEnv, prev.Name, c.TokenLine(j)))
+		ic.block = v
+	}
+	return nil
+}
+
+// decodeTierBy decodes a tier_by_<key> map: meta values to tiers.
+func (c *Config) decodeTierBy(ic *InstallationConfig, key string, k, v *yaml.Node) error {
+	m := map[string]string{}
+	if err := v.Decode(&m); err != nil {
+		return &Error{Path: c.path, Line: v.Line, Msg: fmt.Sprintf("installation %q: %s must map values to tiers", ic.ID, k.Value)}
+	}
+	if ic.TierByMeta == nil {
+		ic.TierByMeta = map[string]map[string]ingestd.Tier{}
+	}
+	ic.TierByMeta[key] = map[string]ingestd.Tier{}
+	for val, t := range m {
+		ic.TierByMeta[key][val] = ingestd.Tier(t)
+	}
+	return nil
+}
+
+// checkInstallation checks a decoded entry against its kind: a kind and
+// a tier declared, the registry's rules for them, and a block, if any,
+// named by the kind.
+func (c *Config) checkInstallation(ic InstallationConfig, in *yaml.Node, reg *connectors.Registry) error {
+	if ic.Kind == "" {
+		return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q has no kind (one of %s)", ic.ID, strings.Join(reg.Names(), ", "))}
+	}
+	if ic.Tier == "" {
+		return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q declares no tier; every installation must declare one of: %s", ic.ID, provenance.ValidList())}
+	}
+	if err := reg.Check(ic.Installation()); err != nil {
+		return &Error{Path: c.path, Line: checkLine(in, ic, reg, err), Msg: ingestd.ErrorMessage(err)}
+	}
+	if ic.block == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(in.Content); i += 2 {
+		if in.Content[i+1] == ic.block && in.Content[i].Value != ic.Kind {
+			return &Error{Path: c.path, Line: in.Content[i].Line, Msg: fmt.Sprintf("installation %q is of kind %q but has a %q block", ic.ID, ic.Kind, in.Content[i].Value)}
+		}
+	}
+	return nil
+}
+
+// checkLine is the line of the key the registry's refusal err is about:
+// kind when the kind is unknown, verified_senders or a tier_by_ map when
+// it names them, else tier.
+func checkLine(in *yaml.Node, ic InstallationConfig, reg *connectors.Registry, err error) int {
+	if _, ok := reg.Kind(ic.Kind); !ok {
+		return keyLine(in, "kind")
+	}
+	if strings.Contains(err.Error(), "verified_senders") {
+		return keyLine(in, "verified_senders")
+	}
+	line := keyLine(in, "tier")
+	if strings.Contains(err.Error(), "tier_by_") {
+		for i := 0; i+1 < len(in.Content); i += 2 {
+			if strings.HasPrefix(in.Content[i].Value, "tier_by_") {
+				line = in.Content[i].Line
 			}
 		}
-		for _, s := range t.Scopes {
-			if !slices.Contains(access.Scopes, s) {
-				return &Error{Path: c.path, Line: at, Msg: fmt.Sprintf("auth: token %q: scope %q is not one of %s", t.Name, s, strings.Join(access.Scopes, ", "))}
-			}
-		}
-		if t.Installations == nil {
-			continue
-		}
-		if l := tokenKeyLine(doc, i, "installations"); l != 0 {
-			at = l
-		}
-		if slices.Contains(t.Scopes, access.ScopeMetrics) {
-			return &Error{Path: c.path, Line: at, Msg: fmt.Sprintf("auth: token %q: the metrics scope needs a token that sees every installation (the metrics name them all); give the scrape a token of its own without installations", t.Name)}
-		}
-		if len(t.Installations) == 0 {
-			return &Error{Path: c.path, Line: at, Msg: fmt.Sprintf("auth: token %q: installations is empty, so the token would see nothing; list installation ids, or leave the key out for all", t.Name)}
-		}
-		for _, id := range t.Installations {
-			if !slices.ContainsFunc(c.Installations, func(ic InstallationConfig) bool { return ic.ID == id }) {
-				return &Error{Path: c.path, Line: at, Msg: fmt.Sprintf("auth: token %q: installation %q is not configured (configured: %s)", t.Name, id, c.installationIDs())}
-			}
+	}
+	return line
+}
+
+// keyLine is the line of key in the mapping n, 0 when n lacks it.
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
 		}
 	}
-	if err := c.checkPeople(); err != nil {
-		return err
-	}
-	for i, h := range c.ListenHosts {
-		n, err := netaddr.NormalizeHost(h)
-		if err != nil {
-			return &Error{Path: c.path, Line: line("listen_hosts"), Msg: "listen_hosts: " + err.Error()}
-		}
-		c.ListenHosts[i] = n
-	}
-	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
-		return &Error{Path: c.path, Line: line("tls"), Msg: "tls: cert and key go together"}
-	}
-	if h := c.Health; h.KeepPasses < 0 || h.FailedPasses < 0 || h.StaleIntervals < 0 {
-		return &Error{Path: c.path, Line: line("health"), Msg: "health: keep_passes, failed_passes and stale_intervals count passes and intervals: none may be negative"}
-	}
-	switch c.Log.Format {
-	case "", "text", "json":
-	default:
-		return &Error{Path: c.path, Line: line("log"), Msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
-	}
-	if err := c.validateRanges(); err != nil {
-		return err
-	}
-	return c.validateGateway(doc)
+	return 0
 }
 
 // validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].
