@@ -27,6 +27,7 @@ import (
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/internal/private"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval/tracing"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -309,10 +310,10 @@ func newLogger(w io.Writer, lc config.LogConfig, daemon bool) *slog.Logger {
 }
 
 // isTerminal reports whether w is a terminal (for colour and progress
-// bars), looking through a *terminal to its stream.
+// bars), looking through a *terminal.Terminal to its stream.
 func isTerminal(w io.Writer) bool {
-	if t, ok := w.(*terminal); ok {
-		return t.isTTY()
+	if t, ok := w.(*terminal.Terminal); ok {
+		return t.IsTTY()
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

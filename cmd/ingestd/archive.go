@@ -42,7 +42,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	defer a.Close()
 
-	w, commit, abort, err := createOutput(*out, e.stdout.raw())
+	w, commit, abort, err := createOutput(*out, e.stdout.Raw())
 	if err != nil {
 		return err
 	}

@@ -144,15 +144,15 @@ func listTombstones(ctx context.Context, e *env, a *app, asJSON bool) error {
 		e.stdout.Println("no tombstones")
 		return nil
 	}
-	tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
+	tb := e.stdout.Table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
 	for _, t := range ts {
 		in := t.Installation
 		if in == "" {
 			in = "(every installation)"
 		}
-		tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
+		tb.Row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
 	}
-	return tb.flush()
+	return tb.Flush()
 }
 
 // liftTombstones is `ingestd erase --lift`.
@@ -192,11 +192,11 @@ func printErasure(e *env, rep ingestd.ErasureReport) {
 			return
 		}
 		e.stdout.Printf("would erase %s and record %s:\n", plural(len(rep.Documents), "document"), plural(rep.Tombstones, "tombstone"))
-		tb := e.stdout.table("  ", "ID", "INSTALLATION", "EXTERNAL ID", "KIND", "STATUS", "TITLE")
+		tb := e.stdout.Table("  ", "ID", "INSTALLATION", "EXTERNAL ID", "KIND", "STATUS", "TITLE")
 		for _, d := range rep.Documents {
-			tb.row(d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
+			tb.Row(d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
 		}
-		_ = tb.flush()
+		_ = tb.Flush()
 		e.stdout.Println("run again without --dry-run to erase them")
 		return
 	}

@@ -64,7 +64,7 @@ func printListings(e *env, ls []gateway.Listing) {
 			e.stdout.Printf("  not started: %s\n", l.Down)
 			continue
 		}
-		tb := e.stdout.table("  ", "TOOL", "OFFERED AS", "DECLARED", "ANNOTATIONS SUGGEST")
+		tb := e.stdout.Table("  ", "TOOL", "OFFERED AS", "DECLARED", "ANNOTATIONS SUGGEST")
 		for _, o := range l.Offered {
 			as, decl := o.Name, "UNDECLARED: never offered"
 			switch why, held := l.Withheld[o.Name]; {
@@ -75,9 +75,9 @@ func printListings(e *env, ls []gateway.Listing) {
 			default:
 				as = "-"
 			}
-			tb.row(o.Name, as, decl, string(o.Suggested)+" (a suggestion, never believed)")
+			tb.Row(o.Name, as, decl, string(o.Suggested)+" (a suggestion, never believed)")
 		}
-		_ = tb.flush()
+		_ = tb.Flush()
 		for _, m := range l.Missing {
 			e.stdout.Printf("  declared but not offered by the upstream: %s\n", m)
 		}

@@ -208,13 +208,13 @@ func listDLQ(ctx context.Context, e *env, dl ingestd.DeadLetters, asJSON bool) e
 		e.stdout.Println("no dead letters")
 		return nil
 	}
-	tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
+	tb := e.stdout.Table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
 	for _, d := range dead {
 		item := d.Job.ExternalID
 		if d.Job.Item != nil {
 			item = d.Job.Item.ExternalID
 		}
-		tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+		tb.Row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
 	}
-	return tb.flush()
+	return tb.Flush()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 func main() {
@@ -168,15 +169,15 @@ type command struct {
 // the one escape of what outsiders wrote (see terminal).
 type env struct {
 	stdin          io.Reader
-	stdout, stderr *terminal
+	stdout, stderr *terminal.Terminal
 	getenv         func(string) string
 	lookupEnv      func(string) (string, bool)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdin: os.Stdin, stdout: newTerminal(stdout), stderr: newTerminal(stderr), getenv: os.Getenv, lookupEnv: os.LookupEnv}
-	defer e.stderr.flush()
-	defer e.stdout.flush()
+	e := &env{stdin: os.Stdin, stdout: terminal.New(stdout), stderr: terminal.New(stderr), getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	defer e.stderr.Flush()
+	defer e.stdout.Flush()
 	return e.run(ctx, args)
 }
 

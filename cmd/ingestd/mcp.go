@@ -31,7 +31,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.raw())
+	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.Raw())
 	if *server != "" {
 		if *as != "" {
 			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -111,7 +112,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(resp)
 	}
-	o := renderOptions{color: e.stdout.isTTY(), fenced: *f.fenced}
+	o := renderOptions{color: e.stdout.IsTTY(), fenced: *f.fenced}
 	renderSearch(e.stdout, resp, o)
 	if tv := resp.TrustedView; tv != nil {
 		e.stdout.Printf("\ntrusted view (what exclude_untrusted serves, with its own verdict):\n")
@@ -147,8 +148,8 @@ const snippetRunes = 100
 // escape, each on one line, so no document can drive the terminal,
 // reorder what it shows or forge a row. Write errors are ignored, as for
 // fmt.Fprintf.
-func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderSearch(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	blocks := []struct {
 		name   string
 		chunks []ingestd.ServedChunk
@@ -168,8 +169,8 @@ func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) 
 
 // renderChunk prints one served chunk: its row, URI, snippet and, with
 // o.fenced, its fenced text.
-func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderChunk(w *terminal.Terminal, i int, c ingestd.ServedChunk, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	title := c.Title
 	if title == "" {
 		title = "(no title)"
@@ -207,8 +208,8 @@ func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
 }
 
 // renderVerdict prints the verdict; an answer without one allows no tool.
-func renderVerdict(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderVerdict(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	v := resp.Verdict
 	if v == nil { // an answer whose verdict could not be read allows nothing
 		paint(ansiBold, "verdict")

@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/pipeline"
 )
 
@@ -37,7 +38,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	if *queue {
 		return a.queueSyncNow(ctx, e, inst.ID)
 	}
-	prog := newProgress(e.stderr, inst.ID, e.stderr.isTTY())
+	prog := newProgress(e.stderr, inst.ID, e.stderr.IsTTY())
 	_, before := a.Embedder().Stats()
 	sum, err := a.Sync(ctx, inst.ID, ingestd.TriggerManual, prog)
 	prog.done()
@@ -80,7 +81,7 @@ const maxSkipLines = 10
 // otherwise (so logs of a scheduled job stay short).
 type progress struct {
 	mu    sync.Mutex
-	w     *terminal
+	w     *terminal.Terminal
 	name  string
 	bar   *progressbar.ProgressBar
 	total int
@@ -91,13 +92,13 @@ type progress struct {
 
 var _ pipeline.Progress = (*progress)(nil)
 
-func newProgress(w *terminal, name string, tty bool) *progress {
+func newProgress(w *terminal.Terminal, name string, tty bool) *progress {
 	p := &progress{w: w, name: name}
 	if tty {
 		// The bar draws with control sequences; it shows our own words
 		// only (the installation id and counts), so it writes raw.
 		p.bar = progressbar.NewOptions(-1,
-			progressbar.OptionSetWriter(w.raw()),
+			progressbar.OptionSetWriter(w.Raw()),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
