@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 
@@ -131,4 +132,44 @@ func (c *Config) validateUpstream(u *GatewayUpstreamConfig, un *yaml.Node, seen 
 		}
 	}
 	return nil
+}
+
+// UpstreamProblems compares what each started upstream offers (ls, from
+// gateway.Listings) with what the block declares, and returns the ids
+// of those that offer exactly what is declared and a problem for each
+// that does not: one that did not start and its undeclared tools at the
+// line of its entry, a declared tool it does not offer at that tool's
+// line.
+func (c *Config) UpstreamProblems(ls []gateway.Listing) ([]string, []error) {
+	byID := map[string]*GatewayUpstreamConfig{}
+	for i := range c.Gateway.Upstreams {
+		byID[c.Gateway.Upstreams[i].ID] = &c.Gateway.Upstreams[i]
+	}
+	var ok []string
+	var problems []error
+	for _, l := range ls {
+		uc := byID[l.Upstream]
+		at := func(line int, format string, args ...any) {
+			problems = append(problems, c.At(line, fmt.Sprintf(format, args...)))
+		}
+		if l.Down != "" {
+			at(uc.Line(), "gateway: upstream %q did not start: %s", l.Upstream, l.Down)
+			continue
+		}
+		if len(l.Undeclared) > 0 {
+			at(uc.Line(), "gateway: upstream %q offers tools nobody declared, never offered to a host: %s (declare each under its tools; `ingestd gateway tools` shows what their annotations suggest)",
+				l.Upstream, strings.Join(l.Undeclared, ", "))
+		}
+		for _, m := range l.Missing {
+			line := uc.Line()
+			if tl, found := uc.ToolLine(m); found {
+				line = tl
+			}
+			at(line, "gateway: upstream %q: tool %q is declared but the upstream does not offer it", l.Upstream, m)
+		}
+		if len(l.Undeclared) == 0 && len(l.Missing) == 0 {
+			ok = append(ok, l.Upstream)
+		}
+	}
+	return ok, problems
 }

@@ -1,6 +1,12 @@
 package config
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ingestd/ingestd"
+)
 
 // What a caller turning the configuration into options needs to refuse
 // a value at its place: the file, its folder, the line of a key, and an
@@ -35,4 +41,34 @@ func (u GatewayUpstreamConfig) Line() int { return u.line }
 func (u GatewayUpstreamConfig) ToolLine(tool string) (int, bool) {
 	l, ok := u.toolLines[tool]
 	return l, ok
+}
+
+// InstallationError is a connector's refusal of installation ic (err,
+// from building it) at the line of its entry, or at the line the
+// connector's own decoding of its block found, never with the file and
+// line twice; nil when err is.
+func (c *Config) InstallationError(ic InstallationConfig, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) {
+		msg := strings.Replace(err.Error(), ce.Error(), ce.Msg, 1)
+		return &Error{Path: ce.Path, Line: ce.Line, Msg: msg}
+	}
+	msg := err.Error()
+	var ie *ingestd.Error
+	if errors.As(err, &ie) { // its code is for programs
+		msg = strings.Replace(msg, ie.Error(), ie.Message, 1)
+	}
+	return c.At(ic.line, msg)
+}
+
+// Located is err as an *Error: err itself when it is one, else err's
+// message at line.
+func (c *Config) Located(line int, err error) error {
+	if ce := (*Error)(nil); errors.As(err, &ce) {
+		return err
+	}
+	return c.At(line, err.Error())
 }

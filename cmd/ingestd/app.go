@@ -128,7 +128,7 @@ func (a *app) connectors(e *env, reg *connectors.Registry) ([]daemon.Installatio
 			Now:       time.Now,
 		})
 		if err != nil {
-			return nil, buildError(cfg, ic, err)
+			return nil, cfg.InstallationError(ic, err)
 		}
 		out = append(out, daemon.Installation{Installation: inst, Connector: conn})
 	}

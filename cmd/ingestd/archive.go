@@ -78,30 +78,11 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 	if _, err := os.Lstat(path); err == nil {
 		return nil, nil, nil, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: choose another name or remove it first", path)
 	}
-	f, err := private.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	f, err := private.CreateAside(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	abort = func() {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	commit = func() error {
-		if err := f.Sync(); err != nil {
-			abort()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(f.Name())
-			return err
-		}
-		if err := private.PlaceNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
-			os.Remove(f.Name())
-			return err
-		}
-		return nil
-	}
-	return f, commit, abort, nil
+	return f, f.Commit, f.Abort, nil
 }
 
 // runImport loads an archive into the configured store, which must hold
@@ -138,7 +119,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		}
 		defer os.Remove(path)
 	}
-	res, err := a.Import(ctx, archiveOpener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	res, err := a.Import(ctx, archive.Opener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
 	if err != nil {
 		return err
 	}
@@ -161,23 +142,6 @@ func spoolStdin(dir string, r io.Reader) (string, error) {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
 	return f.Name(), nil
-}
-
-// archiveOpener opens the archive at path, held to lim, each time it is
-// called.
-func archiveOpener(path string, lim archive.Limits) func() (*archive.Reader, io.Closer, error) {
-	return func() (*archive.Reader, io.Closer, error) {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := archive.NewLimitedReader(f, lim)
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		return r, f, nil
-	}
 }
 
 // printImport writes what an import did for a person.

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd/api"
@@ -39,7 +37,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	var started []string
 	if *upstreams {
 		var more []error
-		started, more = upstreamProblems(cfg, ctx, e)
+		started, more = upstreamProblems(ctx, cfg, e)
 		problems = append(problems, more...)
 	}
 	for _, p := range problems[:max(0, len(problems)-1)] {
@@ -84,7 +82,7 @@ func checkConfig(path string, e *env) (*config.Config, []error, error) {
 			Logger:    quiet,
 			Now:       time.Now,
 		})
-		add(buildError(cfg, ic, err))
+		add(cfg.InstallationError(ic, err))
 	}
 	a := &app{cfg: cfg, log: quiet}
 	if cfg.Store.Driver == "postgres" {
@@ -96,7 +94,7 @@ func checkConfig(path string, e *env) (*config.Config, []error, error) {
 		}
 	}
 	if _, err := newEmbedder(cfg, e); err != nil {
-		add(asLocated(cfg, cfg.Line("embedder"), err))
+		add(cfg.Located(cfg.Line("embedder"), err))
 	}
 	if cfg.Erasure.KeyEnv != "" {
 		_, err := a.erasureKeys(e)
@@ -122,31 +120,6 @@ func checkConfig(path string, e *env) (*config.Config, []error, error) {
 		}
 	}
 	return cfg, problems, nil
-}
-
-// buildError is a connector's refusal of installation ic at the line of
-// its entry, or at the line the connector's own decoding found, never
-// with the file and line twice.
-func buildError(c *config.Config, ic config.InstallationConfig, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		loc := ce.Error()
-		msg := strings.Replace(err.Error(), loc, ce.Msg, 1)
-		return &config.Error{Path: ce.Path, Line: ce.Line, Msg: msg}
-	}
-	return c.At(ic.Line(), humanError(err))
-}
-
-// asLocated is err as a *config.Error, at line when it has no place yet.
-func asLocated(c *config.Config, line int, err error) error {
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	return c.At(line, err.Error())
 }
 
 // listenInUse says when something listens on addr already: serve would

@@ -39,7 +39,7 @@ func runGateway(ctx context.Context, e *env, args []string) error {
 	if len(cfg.Gateway.Upstreams) == 0 {
 		return cfg.At(0, "gateway: no upstreams are configured")
 	}
-	g, err := openGateway(cfg, ctx, e, newLogger(e.stderr, cfg.Log, false))
+	g, err := openGateway(ctx, cfg, e, newLogger(e.stderr, cfg.Log, false))
 	if err != nil {
 		return err
 	}

@@ -46,16 +46,16 @@ func gatewayOptions(c *config.Config, e *env, log *slog.Logger) (*gateway.Option
 // openGateway starts the configured upstreams and names, on the log,
 // every tool an upstream offers that is not declared (never offered to
 // a host). Nil without upstreams.
-func openGateway(c *config.Config, ctx context.Context, e *env, log *slog.Logger) (*gateway.Gateway, error) {
+func openGateway(ctx context.Context, c *config.Config, e *env, log *slog.Logger) (*gateway.Gateway, error) {
 	o, err := gatewayOptions(c, e, log)
 	if o == nil || err != nil {
 		return nil, err
 	}
-	return startGateway(c, ctx, *o, log)
+	return startGateway(ctx, c, *o, log)
 }
 
 // startGateway opens the gateway with o and logs what start-up found.
-func startGateway(c *config.Config, ctx context.Context, o gateway.Options, log *slog.Logger) (*gateway.Gateway, error) {
+func startGateway(ctx context.Context, c *config.Config, o gateway.Options, log *slog.Logger) (*gateway.Gateway, error) {
 	g, err := gateway.Open(ctx, o)
 	if err != nil {
 		return nil, c.At(c.Line("gateway"), "gateway: "+ingestd.ErrorMessage(err))
@@ -75,8 +75,8 @@ func startGateway(c *config.Config, ctx context.Context, o gateway.Options, log 
 // gatewayExtension opens the configured gateway for an MCP server and
 // returns it with its close; no extension (and a close that does
 // nothing) without upstreams.
-func gatewayExtension(c *config.Config, ctx context.Context, e *env, log *slog.Logger) (mcpserver.Extension, func() error, error) {
-	g, err := openGateway(c, ctx, e, log)
+func gatewayExtension(ctx context.Context, c *config.Config, e *env, log *slog.Logger) (mcpserver.Extension, func() error, error) {
+	g, err := openGateway(ctx, c, e, log)
 	if g == nil || err != nil {
 		return nil, func() error { return nil }, err
 	}
@@ -85,7 +85,7 @@ func gatewayExtension(c *config.Config, ctx context.Context, e *env, log *slog.L
 
 // serveGateway opens the configured gateway for serve's /mcp, its calls
 // counted in ingestd_gateway_calls_total{upstream, tool, outcome}.
-func serveGateway(c *config.Config, ctx context.Context, e *env, log *slog.Logger, so *daemon.ServeOptions) (func() error, error) {
+func serveGateway(ctx context.Context, c *config.Config, e *env, log *slog.Logger, so *daemon.ServeOptions) (func() error, error) {
 	o, err := gatewayOptions(c, e, log)
 	if o == nil || err != nil {
 		return func() error { return nil }, err
@@ -95,7 +95,7 @@ func serveGateway(c *config.Config, ctx context.Context, e *env, log *slog.Logge
 		Help: "Calls of gateway upstream tools by outcome: ok, error, refused (a tainted turn), asked, confirmed, declined, withheld.",
 	}, []string{"upstream", "tool", "outcome"})
 	o.Count = func(upstream, tool, outcome string) { calls.WithLabelValues(upstream, tool, outcome).Inc() }
-	g, err := startGateway(c, ctx, *o, log)
+	g, err := startGateway(ctx, c, *o, log)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func serveGateway(c *config.Config, ctx context.Context, e *env, log *slog.Logge
 // one that did not start and its undeclared tools at the line of its
 // block, a declared tool it does not offer at that tool's line. Nothing
 // when the block itself is refused (check named that already).
-func upstreamProblems(c *config.Config, ctx context.Context, e *env) ([]string, []error) {
+func upstreamProblems(ctx context.Context, c *config.Config, e *env) ([]string, []error) {
 	o, err := gatewayOptions(c, e, slog.New(slog.DiscardHandler))
 	if o == nil || err != nil {
 		return nil, nil
@@ -119,35 +119,5 @@ func upstreamProblems(c *config.Config, ctx context.Context, e *env) ([]string, 
 		return nil, []error{c.At(c.Line("gateway"), "gateway: "+ingestd.ErrorMessage(err))}
 	}
 	defer g.Close()
-	byID := map[string]*config.GatewayUpstreamConfig{}
-	for i := range c.Gateway.Upstreams {
-		byID[c.Gateway.Upstreams[i].ID] = &c.Gateway.Upstreams[i]
-	}
-	var ok []string
-	var problems []error
-	for _, l := range g.Listings() {
-		uc := byID[l.Upstream]
-		at := func(line int, format string, args ...any) {
-			problems = append(problems, c.At(line, fmt.Sprintf(format, args...)))
-		}
-		if l.Down != "" {
-			at(uc.Line(), "gateway: upstream %q did not start: %s", l.Upstream, l.Down)
-			continue
-		}
-		if len(l.Undeclared) > 0 {
-			at(uc.Line(), "gateway: upstream %q offers tools nobody declared, never offered to a host: %s (declare each under its tools; `ingestd gateway tools` shows what their annotations suggest)",
-				l.Upstream, strings.Join(l.Undeclared, ", "))
-		}
-		for _, m := range l.Missing {
-			line := uc.Line()
-			if tl, found := uc.ToolLine(m); found {
-				line = tl
-			}
-			at(line, "gateway: upstream %q: tool %q is declared but the upstream does not offer it", l.Upstream, m)
-		}
-		if len(l.Undeclared) == 0 && len(l.Missing) == 0 {
-			ok = append(ok, l.Upstream)
-		}
-	}
-	return ok, problems
+	return c.UpstreamProblems(g.Listings())
 }

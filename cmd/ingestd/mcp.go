@@ -65,7 +65,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ext, closeGateway, err := gatewayExtension(a.cfg, ctx, e, a.log)
+	ext, closeGateway, err := gatewayExtension(ctx, a.cfg, e, a.log)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if daemon.Role(*role) != daemon.RoleWorker {
-		closeGateway, err := serveGateway(a.cfg, ctx, e, a.log, &so)
+		closeGateway, err := serveGateway(ctx, a.cfg, e, a.log, &so)
 		if err != nil {
 			return err
 		}
