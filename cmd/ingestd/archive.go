@@ -31,10 +31,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return &usageError{cmd: "export", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "export", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if *out == "-" && *comp != archive.None && isTerminal(e.stdout) {
-		return &usageError{cmd: "export", msg: "stdout is a terminal: write the archive with --out FILE or redirect it"}
+		return &usageError{Cmd: "export", Msg: "stdout is a terminal: write the archive with --out FILE or redirect it"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -98,10 +98,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "import", msg: "want one archive file, or - for stdin"}
+		return &usageError{Cmd: "import", Msg: "want one archive file, or - for stdin"}
 	}
 	if *maxMiB < 1 || *maxMiB > 4096 || *maxObjects < 1 {
-		return &usageError{cmd: "import", msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
+		return &usageError{Cmd: "import", Msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
 	}
 	lim := archive.DefaultLimits
 	lim.MaxRecordBytes, lim.MaxRecordObjects = *maxMiB<<20, *maxObjects
@@ -180,14 +180,14 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 0 || *out == "" {
-		return &usageError{cmd: "backup", msg: "want --out FILE"}
+		return &usageError{Cmd: "backup", Msg: "want --out FILE"}
 	}
 	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
 	if cfg.Store.Driver != "sqlite" {
-		return &usageError{msg: fmt.Sprintf("backup copies the embedded sqlite store; this configuration's store is %s: back it up with pg_dump (see README, Export, import, backup), or portably with `ingestd export`", cfg.Store.Driver)}
+		return &usageError{Msg: fmt.Sprintf("backup copies the embedded sqlite store; this configuration's store is %s: back it up with pg_dump (see README, Export, import, backup), or portably with `ingestd export`", cfg.Store.Driver)}
 	}
 	info, err := sqlite.Backup(ctx, sqliteFile(cfg), *out)
 	if err != nil {
@@ -215,14 +215,14 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "restore", msg: "want one backup file"}
+		return &usageError{Cmd: "restore", Msg: "want one backup file"}
 	}
 	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
 	if cfg.Store.Driver != "sqlite" {
-		return &usageError{msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
+		return &usageError{Msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
 	}
 	info, dst, err := restoreSQLite(ctx, e, cfg, pos[0], *force)
 	if err != nil {

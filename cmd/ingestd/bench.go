@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd/benchmarks/loadgen"
 	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/cli"
 )
 
 // Bounds of `ingestd bench retrieve`.
@@ -33,12 +34,12 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	case len(args) > 0 && args[0] == "agentdojo":
 		return runBenchAgentDojo(ctx, e, args[1:])
 	case len(args) > 0 && (args[0] == "store" || args[0] == "archive"):
-		return &usageError{cmd: "bench", msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
-	case len(args) > 0 && isHelp(args[0]):
+		return &usageError{Cmd: "bench", Msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
+	case len(args) > 0 && cli.IsHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
 		return nil
 	case len(args) == 0 || args[0] != "retrieve":
-		return &usageError{cmd: "bench", msg: "want retrieve, firewall or agentdojo"}
+		return &usageError{Cmd: "bench", Msg: "want retrieve, firewall or agentdojo"}
 	}
 	return runBenchRetrieve(ctx, e, args[1:])
 }
@@ -61,18 +62,18 @@ func runBenchRetrieve(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(pos) > 0:
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	case *conc < 1 || *conc > benchMaxConcurrency:
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--concurrency must be 1..%d", benchMaxConcurrency)}
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("--concurrency must be 1..%d", benchMaxConcurrency)}
 	case *dur <= 0 || *dur > benchMaxDuration:
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--duration must be positive and at most %s", benchMaxDuration)}
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("--duration must be positive and at most %s", benchMaxDuration)}
 	}
 	base, token, err := benchTarget(e, *cfgPath, *target)
 	if err != nil {
 		return err
 	}
 	if err := loadgen.CheckTarget(base, *allowRemote); err != nil {
-		return &usageError{cmd: "bench retrieve", msg: err.Error()}
+		return &usageError{Cmd: "bench retrieve", Msg: err.Error()}
 	}
 	queries := loadgen.DefaultQueries
 	if *queriesFile != "" {
@@ -144,7 +145,7 @@ func printBench(e *env, res loadgen.Result, asJSON bool) error {
 func readQueries(path string) ([]string, error) {
 	q, err := loadgen.ReadQueries(path)
 	if errors.Is(err, loadgen.ErrNoQueries) {
-		return nil, &usageError{msg: err.Error()}
+		return nil, &usageError{Msg: err.Error()}
 	}
 	return q, err
 }

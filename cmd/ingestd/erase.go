@@ -10,6 +10,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/erasure"
+	"github.com/ingestd/ingestd/internal/cli"
 	"github.com/ingestd/ingestd/internal/private"
 )
 
@@ -76,17 +77,17 @@ func parseErase(e *env, args []string) (eraseFlags, error) {
 		return f, err
 	}
 	if len(pos) > 0 {
-		return f, &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
+		return f, &usageError{Cmd: "erase", Msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
 	}
 	switch {
 	case *f.list && (*f.lift || *f.docs != "" || *f.inst != "" || *f.author != "" || *f.dryRun):
-		return f, &usageError{cmd: "erase", msg: "--list takes no selector"}
+		return f, &usageError{Cmd: "erase", Msg: "--list takes no selector"}
 	case *f.lift && (*f.docs != "" || *f.dryRun):
-		return f, &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
+		return f, &usageError{Cmd: "erase", Msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
 	case !*f.lift && (*f.extID != "" || *f.keys != ""):
-		return f, &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
+		return f, &usageError{Cmd: "erase", Msg: "--external-id and --key go with --lift"}
 	case !*f.lift && !*f.list && *f.docs == "" && *f.inst == "" && *f.author == "":
-		return f, &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
+		return f, &usageError{Cmd: "erase", Msg: "erase what: --document, --installation or --author"}
 	}
 	return f, nil
 }
@@ -108,7 +109,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 	case *f.lift:
 		return liftTombstones(ctx, e, a, f)
 	}
-	req := ingestd.ErasureRequest{DocumentIDs: splitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
+	req := ingestd.ErasureRequest{DocumentIDs: cli.SplitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
 	var rep ingestd.ErasureReport
 	if req.DryRun {
 		rep, err = a.Erase(ctx, req, nil)
@@ -157,7 +158,7 @@ func listTombstones(ctx context.Context, e *env, a *app, asJSON bool) error {
 
 // liftTombstones is `ingestd erase --lift`.
 func liftTombstones(ctx context.Context, e *env, a *app, f eraseFlags) error {
-	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
+	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: cli.SplitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
 	if err != nil {
 		return err
 	}

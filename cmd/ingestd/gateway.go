@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/gateway"
+	"github.com/ingestd/ingestd/internal/cli"
 )
 
 // runGateway is `ingestd gateway tools`: it starts each configured
@@ -16,11 +17,11 @@ import (
 // never decides by them.
 func runGateway(ctx context.Context, e *env, args []string) error {
 	switch {
-	case len(args) > 0 && isHelp(args[0]):
+	case len(args) > 0 && cli.IsHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("gateway"))
 		return nil
 	case len(args) == 0 || args[0] != "tools":
-		return &usageError{cmd: "gateway", msg: "want tools"}
+		return &usageError{Cmd: "gateway", Msg: "want tools"}
 	}
 	fs := flag.NewFlagSet("gateway tools", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
@@ -30,7 +31,7 @@ func runGateway(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: fs.Name(), Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {

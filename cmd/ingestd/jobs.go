@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
+	"github.com/ingestd/ingestd/internal/cli"
 	"github.com/ingestd/ingestd/internal/netaddr"
 	"github.com/ingestd/ingestd/jobs"
 )
@@ -72,7 +73,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 			Logger:     a.log,
 		}
 	case c.URL == "" && c.Listen == "":
-		return nil, &usageError{msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
+		return nil, &usageError{Msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
 			"set nats.listen (then this command reaches serve's server) or nats.url, or use POST /v1/installations/{id}/sync"}
 	default:
 		qo.URL, qo.Connect = a.natsURL(co)
@@ -134,11 +135,11 @@ func (a *app) reachQueue(ctx context.Context, e *env) (jq *daemon.Queue, d *daem
 // runDLQ is `ingestd dlq list|replay`.
 func runDLQ(ctx context.Context, e *env, args []string) error {
 	switch {
-	case len(args) > 0 && isHelp(args[0]):
+	case len(args) > 0 && cli.IsHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("dlq"))
 		return nil
 	case len(args) == 0 || (args[0] != "list" && args[0] != "replay"):
-		return &usageError{cmd: "dlq", msg: "want list or replay"}
+		return &usageError{Cmd: "dlq", Msg: "want list or replay"}
 	}
 	list := args[0] == "list"
 	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
@@ -155,9 +156,9 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case list && len(pos) > 0:
-		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: fs.Name(), Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	case !list && (*all && len(pos) != 0 || !*all && len(pos) != 1):
-		return &usageError{cmd: fs.Name(), msg: "want one dead letter id or --all"}
+		return &usageError{Cmd: fs.Name(), Msg: "want one dead letter id or --all"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {

@@ -34,13 +34,13 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.Raw())
 	if *server != "" {
 		if *as != "" {
-			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
+			return &usageError{Msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
 		}
 		token := ""
 		if *tokenEnv != "" {
 			v, ok := e.lookupEnv(*tokenEnv)
 			if !ok || v == "" {
-				return &usageError{msg: fmt.Sprintf("--token-env: environment variable %s is not set", *tokenEnv)}
+				return &usageError{Msg: fmt.Sprintf("--token-env: environment variable %s is not set", *tokenEnv)}
 			}
 			token = v
 		}

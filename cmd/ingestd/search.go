@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/internal/cli"
 	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/provenance"
 )
@@ -47,20 +48,20 @@ func newSearchFlags(fs *flag.FlagSet, e *env) *searchFlags {
 // usage error naming the flag out of range.
 func (f *searchFlags) request(query string) (ingestd.RetrieveRequest, error) {
 	if *f.topK < 1 || *f.topK > ingestd.MaxTopK {
-		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *f.topK, ingestd.MaxTopK)}
+		return ingestd.RetrieveRequest{}, &usageError{Cmd: "search", Msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *f.topK, ingestd.MaxTopK)}
 	}
 	switch *f.grounding {
 	case "", ingestd.GroundingAll, ingestd.GroundingAuto:
 	default:
-		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--grounding %q is not one of all, auto", *f.grounding)}
+		return ingestd.RetrieveRequest{}, &usageError{Cmd: "search", Msg: fmt.Sprintf("--grounding %q is not one of all, auto", *f.grounding)}
 	}
 	expand, rejected := !*f.noExpand, !*f.noRejected
 	return ingestd.RetrieveRequest{
 		Query:            query,
 		TopK:             *f.topK,
-		Installations:    splitList(*f.insts),
-		Tiers:            splitList(*f.tiers),
-		SourceKinds:      splitList(*f.kinds),
+		Installations:    cli.SplitList(*f.insts),
+		Tiers:            cli.SplitList(*f.tiers),
+		SourceKinds:      cli.SplitList(*f.kinds),
 		Expand:           &expand,
 		IncludeRejected:  &rejected,
 		ExcludeUntrusted: *f.exclude,
@@ -79,7 +80,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return &usageError{cmd: "search", msg: "want a query"}
+		return &usageError{Cmd: "search", Msg: "want a query"}
 	}
 	req, err := f.request(strings.Join(pos, " "))
 	if err != nil {
@@ -102,7 +103,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is
 		// not configured, a --top-k out of range.
-		return &usageError{cmd: "search", msg: ingestd.ErrorMessage(err)}
+		return &usageError{Cmd: "search", Msg: ingestd.ErrorMessage(err)}
 	}
 	if err != nil {
 		return err

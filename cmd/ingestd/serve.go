@@ -28,7 +28,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	switch daemon.Role(*role) {
 	case daemon.RoleAll, daemon.RoleAPI, daemon.RoleWorker:
 	default:
-		return &usageError{msg: fmt.Sprintf("--role %q is not one of all, api, worker", *role)}
+		return &usageError{Msg: fmt.Sprintf("--role %q is not one of all, api, worker", *role)}
 	}
 	a, err := openApp(ctx, e, *cfgPath, asDaemon)
 	if err != nil {

@@ -42,9 +42,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(pos) > 1:
-		return &usageError{cmd: "status", msg: "want at most one installation id"}
+		return &usageError{Cmd: "status", Msg: "want at most one installation id"}
 	case *runs < 1:
-		return &usageError{cmd: "status", msg: fmt.Sprintf("--runs %d: show at least one pass", *runs)}
+		return &usageError{Cmd: "status", Msg: fmt.Sprintf("--runs %d: show at least one pass", *runs)}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -69,7 +69,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	i := slices.IndexFunc(sts, func(s ingestd.InstallationStatus) bool { return s.ID == id })
 	if i < 0 {
 		_, _, err := a.Installation(id)
-		return &usageError{msg: ingestd.ErrorMessage(err)}
+		return &usageError{Msg: ingestd.ErrorMessage(err)}
 	}
 	passes, err := a.Health().Runs(ctx, id, min(*runs, 1000))
 	if err != nil {

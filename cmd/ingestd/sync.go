@@ -24,7 +24,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "sync", msg: "want one installation id"}
+		return &usageError{Cmd: "sync", Msg: "want one installation id"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -33,7 +33,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, _, err := a.Installation(pos[0])
 	if err != nil {
-		return &usageError{msg: ingestd.ErrorMessage(err)}
+		return &usageError{Msg: ingestd.ErrorMessage(err)}
 	}
 	if *queue {
 		return a.queueSyncNow(ctx, e, inst.ID)
