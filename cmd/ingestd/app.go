@@ -119,20 +119,25 @@ func (a *app) connectors(e *env, reg *connectors.Registry) ([]daemon.Installatio
 	var out []daemon.Installation
 	for _, ic := range cfg.Installations {
 		inst := ic.Installation()
-		conn, err := reg.Build(inst, connectors.Settings{
-			Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
-			LookupEnv: e.lookupEnv,
-			BaseDir:   cfg.Dir(),
-			DataDir:   cfg.Path(cfg.DataDir),
-			Logger:    a.log.With("installation", inst.ID),
-			Now:       time.Now,
-		})
+		conn, err := reg.Build(inst, connectorSettings(cfg, ic, e, a.log.With("installation", inst.ID)))
 		if err != nil {
 			return nil, cfg.InstallationError(ic, err)
 		}
 		out = append(out, daemon.Installation{Installation: inst, Connector: conn})
 	}
 	return out, nil
+}
+
+// connectorSettings is what installation ic's connector is built with.
+func connectorSettings(cfg *config.Config, ic config.InstallationConfig, e *env, log *slog.Logger) connectors.Settings {
+	return connectors.Settings{
+		Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
+		LookupEnv: e.lookupEnv,
+		BaseDir:   cfg.Dir(),
+		DataDir:   cfg.Path(cfg.DataDir),
+		Logger:    log,
+		Now:       time.Now,
+	}
 }
 
 // options opens the configured store and embedder and reads the erasure
@@ -290,14 +295,9 @@ func newEmbedder(cfg *config.Config, e *env) (ingestd.Embedder, error) {
 // on stdout and its progress on stderr, and INFO lines meant for a
 // daemon's log would bury both.
 func newLogger(w io.Writer, lc config.LogConfig, daemon bool) *slog.Logger {
-	level := slog.LevelInfo
-	switch strings.ToLower(lc.Level) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
+	var level slog.Level // info, also for a level slog does not know
+	if err := level.UnmarshalText([]byte(lc.Level)); err != nil {
+		level = slog.LevelInfo
 	}
 	if !daemon && level == slog.LevelInfo {
 		level = slog.LevelWarn

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -127,9 +126,7 @@ func benchTarget(e *env, cfgPath, target string) (base, token string, err error)
 // failed requests is an error.
 func printBench(e *env, res loadgen.Result, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeIndented(e.stdout, res); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -43,9 +42,7 @@ func runBenchAgentDojo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = writeIndented(e.stdout, r)
 	} else {
 		err = r.WriteText(e.stdout)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -58,9 +57,7 @@ func runBenchFirewall(ctx context.Context, e *env, args []string) error {
 				r.Modes[i].Turns = nil
 			}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := writeIndented(e.stdout, r); err != nil {
 			return err
 		}
 	} else if err := r.WriteText(e.stdout); err != nil {

@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"time"
 
 	"github.com/ingestd/ingestd/api"
 	"github.com/ingestd/ingestd/config"
-	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
@@ -50,8 +47,8 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	for _, id := range started {
 		e.stdout.Printf("upstream %s: started, offers exactly the tools declared\n", id)
 	}
-	if note := listenInUse(cfg.Listen); note != "" {
-		e.stdout.Printf("note: %s\n", note)
+	if netaddr.Listening(cfg.Listen) {
+		e.stdout.Printf("note: something listens on %s already: serve would be refused it, unless that is this configuration's serve\n", cfg.Listen)
 	}
 	return nil
 }
@@ -74,14 +71,7 @@ func checkConfig(path string, e *env) (*config.Config, []error, error) {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, ic := range cfg.Installations {
-		_, err := reg.Build(ic.Installation(), connectors.Settings{
-			Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
-			LookupEnv: e.lookupEnv,
-			BaseDir:   cfg.Dir(),
-			DataDir:   cfg.Path(cfg.DataDir),
-			Logger:    quiet,
-			Now:       time.Now,
-		})
+		_, err := reg.Build(ic.Installation(), connectorSettings(cfg, ic, e, quiet))
 		add(cfg.InstallationError(ic, err))
 	}
 	a := &app{cfg: cfg, log: quiet}
@@ -120,16 +110,4 @@ func checkConfig(path string, e *env) (*config.Config, []error, error) {
 		}
 	}
 	return cfg, problems, nil
-}
-
-// listenInUse says when something listens on addr already: serve would
-// be refused the port, unless it is this deployment's serve. It dials,
-// and binds nothing.
-func listenInUse(addr string) string {
-	c, err := net.DialTimeout("tcp", netaddr.Dial(addr), 300*time.Millisecond)
-	if err != nil {
-		return ""
-	}
-	c.Close()
-	return fmt.Sprintf("something listens on %s already: serve would be refused it, unless that is this configuration's serve", addr)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -47,9 +46,7 @@ func runGateway(ctx context.Context, e *env, args []string) error {
 	defer g.Close()
 	ls := g.Listings()
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ls)
+		return writeIndented(e.stdout, ls)
 	}
 	printListings(e, ls)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -109,9 +108,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *f.asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp)
+		return writeIndented(e.stdout, resp)
 	}
 	o := renderOptions{color: e.stdout.IsTTY(), fenced: *f.fenced}
 	renderSearch(e.stdout, resp, o)
@@ -128,15 +125,6 @@ type renderOptions struct {
 	color  bool // ANSI colours, for a terminal
 	fenced bool // each chunk's fenced text under it
 }
-
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiDim    = "\x1b[2m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-)
 
 // snippetRunes is how much of a chunk's text a row shows.
 const snippetRunes = 100
@@ -159,7 +147,7 @@ func renderSearch(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o render
 		w.Printf("nothing in the corpus matches the query: no word of it is indexed and no chunk is similar enough\n")
 	}
 	for _, b := range blocks {
-		paint(ansiBold, b.name)
+		paint(terminal.Bold, b.name)
 		w.Printf(" (%d)\n", len(b.chunks))
 		for i, c := range b.chunks {
 			renderChunk(w, i, c, o)
@@ -176,12 +164,12 @@ func renderChunk(w *terminal.Terminal, i int, c ingestd.ServedChunk, o renderOpt
 	if title == "" {
 		title = "(no title)"
 	}
-	tierColour := ansiGreen
+	tierColour := terminal.Green
 	switch {
 	case c.Tier == provenance.Undeclared:
-		tierColour = ansiYellow
+		tierColour = terminal.Yellow
 	case provenance.Untrusted(ingestd.Tier(c.Tier)):
-		tierColour = ansiRed
+		tierColour = terminal.Red
 	}
 	if c.Locator != "" {
 		title += " · " + c.Locator
@@ -195,7 +183,7 @@ func renderChunk(w *terminal.Terminal, i int, c ingestd.ServedChunk, o renderOpt
 	w.Println()
 	if c.URI != "" {
 		w.Printf("      ")
-		paint(ansiDim, c.URI)
+		paint(terminal.Dim, c.URI)
 		w.Println()
 	}
 	if sn := snippet(c.Text, snippetRunes); sn != "" {
@@ -213,23 +201,23 @@ func renderVerdict(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o rende
 	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	v := resp.Verdict
 	if v == nil { // an answer whose verdict could not be read allows nothing
-		paint(ansiBold, "verdict")
+		paint(terminal.Bold, "verdict")
 		w.Printf(": ")
-		paint(ansiRed, "tools BLOCKED")
+		paint(terminal.Red, "tools BLOCKED")
 		w.Printf(" (the answer carried none)\n")
 		return
 	}
-	paint(ansiBold, "verdict")
+	paint(terminal.Bold, "verdict")
 	w.Printf(": ")
 	if v.ToolsAllowed {
-		paint(ansiGreen, "tools allowed")
+		paint(terminal.Green, "tools allowed")
 	} else {
-		paint(ansiRed, "tools BLOCKED")
+		paint(terminal.Red, "tools BLOCKED")
 	}
 	w.Printf(" (mode %s, reason %s", v.Mode, v.Reason)
 	if v.WouldBlock && v.ToolsAllowed {
 		w.Printf(", ")
-		paint(ansiYellow, "would block in enforce")
+		paint(terminal.Yellow, "would block in enforce")
 	}
 	w.Println(")")
 	w.Printf("  tool classes allowed: %s\n", toolClassesText(v))

@@ -74,7 +74,7 @@ func TestRenderSearchGolden(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	renderSearch(terminal.New(&buf), renderFixture, renderOptions{color: true})
-	if !strings.Contains(buf.String(), ansiRed+"untrusted-external"+ansiReset) {
+	if !strings.Contains(buf.String(), terminal.Red+"untrusted-external"+terminal.Reset) {
 		t.Errorf("no colour on a terminal:\n%q", buf.String())
 	}
 }

@@ -86,6 +86,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	return renderRuns(e.stdout, passes, now)
 }
 
+// writeIndented writes v as indented JSON: every --json output.
 func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

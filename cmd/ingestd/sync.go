@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"strings"
 	"sync"
@@ -51,9 +50,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 			pipeline.Summary
 			Embedded int64 `json:"embedded"`
 		}{sum, embedded}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if encErr := enc.Encode(out); encErr != nil {
+		if encErr := writeIndented(e.stdout, out); encErr != nil {
 			return encErr
 		}
 	} else {

@@ -1,7 +1,8 @@
 // Package netaddr is the one reading of the addresses a configuration
 // writes: a listen address (host:port, or a bare port), the address a
-// client dials to reach it, and a host name the API's guard serves. It
-// imports the standard library only.
+// client dials to reach it and whether something answers there, and a
+// host name the API's guard serves. It imports the standard library
+// only.
 package netaddr
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ListenAddr normalises a listen address: a bare port ("4222" or
@@ -64,6 +66,18 @@ func Dial(listen string) string {
 		host = "::1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// Listening reports whether something accepts connections on listen
+// already (dialled as Dial says, for at most 300ms): a server would be
+// refused the port. It binds nothing.
+func Listening(listen string) bool {
+	c, err := net.DialTimeout("tcp", Dial(listen), 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // NormalizeHost checks one listen_hosts entry (or the host part of a Host

@@ -49,8 +49,15 @@ type Terminal struct {
 // New is a Terminal writing to w.
 func New(w io.Writer) *Terminal { return &Terminal{w: w} }
 
-// reset ends an ANSI style (Paint).
-const reset = "\x1b[0m"
+// The ANSI styles Paint takes, and Reset, which ends one.
+const (
+	Reset  = "\x1b[0m"
+	Bold   = "\x1b[1m"
+	Dim    = "\x1b[2m"
+	Red    = "\x1b[31m"
+	Green  = "\x1b[32m"
+	Yellow = "\x1b[33m"
+)
 
 // Write writes p with what escaped says escaped, line feeds and tabs
 // kept. A character a Write cuts is completed by the next one; invalid
@@ -133,7 +140,7 @@ func (t *Terminal) Paint(color bool, code, s string) {
 	defer t.mu.Unlock()
 	_, _ = io.WriteString(t.w, code)
 	_, _ = t.w.Write(appendEscaped(nil, []byte(s), true))
-	_, _ = io.WriteString(t.w, reset)
+	_, _ = io.WriteString(t.w, Reset)
 }
 
 // IsTTY reports whether the stream is a terminal (for colour and

@@ -93,14 +93,11 @@ func TestTerminalEscapes(t *testing.T) {
 	}
 
 	buf.Reset()
-	New(&buf).Paint(true, red, "BLOCKED\x1b[0m\x1b[32m allowed")
-	if got, want := buf.String(), red+`BLOCKED\u001b[0m\u001b[32m allowed`+reset; got != want {
+	New(&buf).Paint(true, Red, "BLOCKED\x1b[0m\x1b[32m allowed")
+	if got, want := buf.String(), Red+`BLOCKED\u001b[0m\u001b[32m allowed`+Reset; got != want {
 		t.Errorf("paint = %q, want %q: a value ended our style early", got, want)
 	}
 }
-
-// red is a style Paint is given.
-const red = "\x1b[31m"
 
 // hostileValue holds every class a terminal must not get raw.
 const hostileValue = "a\x1b]0;pwned\a\x1b[2J\u009b2J\x7f\r\nFORGED\u202egpj.exe\u2066\u200b\ufeff\U000E0041\u2028z"
