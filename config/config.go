@@ -37,7 +37,7 @@ type Config struct {
 	Health        HealthConfig         `yaml:"health"`
 	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
-	Gateway       GatewayConfig        `yaml:"gateway"` // see gatewayconfig.go
+	Gateway       GatewayConfig        `yaml:"gateway"` // see gateway.go
 	// Groups is the group membership people's readers resolve with
 	// (people.go): groups: {hr: [user:alice@example.com]}.
 	Groups map[string][]string `yaml:"groups"`
@@ -212,7 +212,7 @@ type HealthConfig struct {
 }
 
 // ErasureConfig holds the erasure key's variable. Without key_env the key
-// is data_dir/erasure.key, made on first use (see erase.go).
+// is data_dir/erasure.key, made on first use (cmd/ingestd's erase.go).
 type ErasureConfig struct {
 	KeyEnv string `yaml:"key_env"`
 }

@@ -5,8 +5,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/ingestd/ingestd/internal/netaddr"
 	"go.yaml.in/yaml/v4"
+
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
 // MinJobKeyBytes is the shortest job key (nats.job_key_env) the
