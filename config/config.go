@@ -1,3 +1,17 @@
+// Package config is ingestd's configuration file: its typed blocks, the
+// one decoding of it (plainTree: each key once, merge keys expanded,
+// aliases resolved; then a strict decode that refuses unknown keys, and
+// each installation's block kept for its connector), the defaults and
+// every validation, numbers in range included. Every refusal is an
+// *Error naming file:line, and a Config keeps the line of each key so a
+// caller that refuses a value later (a variable that is unset, a
+// certificate that does not load, an upstream that offers other tools)
+// says where it is written.
+//
+// It reads the file and stats data_dir, and nothing else: it never reads
+// the environment and opens no store, queue or listener. Secrets are
+// never in the file, only *_env keys naming variables, which cmd/ingestd
+// reads.
 package config
 
 import (

@@ -162,7 +162,7 @@ func (c *Config) UpstreamProblems(ls []gateway.Listing) ([]string, []error) {
 		}
 		for _, m := range l.Missing {
 			line := uc.Line()
-			if tl, found := uc.ToolLine(m); found {
+			if tl, found := uc.toolLines[m]; found {
 				line = tl
 			}
 			at(line, "gateway: upstream %q: tool %q is declared but the upstream does not offer it", l.Upstream, m)

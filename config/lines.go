@@ -36,13 +36,6 @@ func (ic InstallationConfig) Line() int { return ic.line }
 // Line is the line of the upstream's entry, else of the gateway block.
 func (u GatewayUpstreamConfig) Line() int { return u.line }
 
-// ToolLine is the line of the upstream's declaration of tool, when it
-// has one.
-func (u GatewayUpstreamConfig) ToolLine(tool string) (int, bool) {
-	l, ok := u.toolLines[tool]
-	return l, ok
-}
-
 // InstallationError is a connector's refusal of installation ic (err,
 // from building it) at the line of its entry, or at the line the
 // connector's own decoding of its block found, never with the file and
