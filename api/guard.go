@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
 // guard is the one gate every request passes before it is routed, whatever
@@ -239,64 +240,4 @@ func loopbackHost(name string) bool {
 // wildcard, an IPv6 zone, the unspecified address and anything that is
 // not a host name, naming what was wrong. Odd IPv4 forms ("127.1",
 // "2130706433") are not addresses here: browsers never send them.
-func NormalizeHost(host string) (string, error) {
-	if host == "" {
-		return "", errors.New("host is empty")
-	}
-	h := host
-	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
-		h = h[1 : len(h)-1]
-		ip, err := netip.ParseAddr(h)
-		if err != nil || !ip.Is6() {
-			return "", fmt.Errorf("host %q: brackets hold an IPv6 address", host)
-		}
-	}
-	if strings.Contains(h, ":") {
-		ip, err := netip.ParseAddr(h)
-		if err != nil {
-			return "", fmt.Errorf("host %q: a host name without port or scheme is expected (like ingestd.internal or 10.0.0.5)", host)
-		}
-		return checkAddr(host, ip)
-	}
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
-	if ip, err := netip.ParseAddr(h); err == nil {
-		return checkAddr(host, ip)
-	}
-	if len(h) > 253 {
-		return "", fmt.Errorf("host %q is longer than 253 characters", host)
-	}
-	labels := strings.Split(h, ".")
-	for _, l := range labels {
-		if l == "" || len(l) > 63 {
-			return "", fmt.Errorf("host %q: each dot-separated label must be 1 to 63 characters", host)
-		}
-		for _, c := range l {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return "", fmt.Errorf("host %q: %q is not allowed in a host name (letters, digits, '-', '_' and dots; no port, scheme, path or wildcard)", host, c)
-			}
-		}
-	}
-	if allDigits(labels[len(labels)-1]) {
-		return "", fmt.Errorf("host %q is neither an IP address nor a host name", host)
-	}
-	return h, nil
-}
-
-func checkAddr(host string, ip netip.Addr) (string, error) {
-	if ip.Zone() != "" {
-		return "", fmt.Errorf("host %q: an IPv6 zone is not part of a Host", host)
-	}
-	if ip.IsUnspecified() {
-		return "", fmt.Errorf("host %q is the unspecified address, not a name clients use", host)
-	}
-	return ip.String(), nil
-}
-
-func allDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func NormalizeHost(host string) (string, error) { return netaddr.NormalizeHost(host) }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/ingestd/ingestd/internal/netaddr"
 	"github.com/ingestd/ingestd/internal/private"
 )
 
@@ -56,22 +57,7 @@ type Embedded struct {
 // loopback only (127.0.0.0/8, ::1 or localhost); 0.0.0.0, :: and every
 // other host are not.
 func ListenAddr(listen string) (addr string, loopback bool, err error) {
-	if listen != "" && strings.Trim(listen, "0123456789") == "" {
-		listen = ":" + listen
-	}
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return "", false, fmt.Errorf("listen %q: want host:port or a port", listen)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return "", false, fmt.Errorf("listen %q: bad port %q", listen, port)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	ip := net.ParseIP(host)
-	loopback = strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())
-	return net.JoinHostPort(host, port), loopback, nil
+	return netaddr.ListenAddr(listen)
 }
 
 // StartEmbedded starts a NATS server with JetStream storing under

@@ -15,6 +15,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
 	"github.com/ingestd/ingestd/chunker"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/files"
 	"github.com/ingestd/ingestd/connectors/github"
@@ -26,6 +27,7 @@ import (
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/health"
 	"github.com/ingestd/ingestd/internal/private"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/provenance"
 	"github.com/ingestd/ingestd/retrieval/tracing"
 	"github.com/ingestd/ingestd/store/postgres"
@@ -53,7 +55,7 @@ func registry() *connectors.Registry {
 // and, for migrate, the Postgres store's own type.
 type app struct {
 	*daemon.Daemon
-	cfg *Config
+	cfg *config.Config
 	log *slog.Logger
 	// pg is the store when it is Postgres (migrate reads and rebuilds
 	// its vector index), nil when not.
@@ -81,7 +83,7 @@ func openApp(ctx context.Context, e *env, cfgPath string, opts ...appOption) (a 
 		opt(&o)
 	}
 	reg := registry()
-	cfg, err := LoadConfig(cfgPath, reg)
+	cfg, err := config.Load(cfgPath, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -117,20 +119,25 @@ func (a *app) connectors(e *env, reg *connectors.Registry) ([]daemon.Installatio
 	var out []daemon.Installation
 	for _, ic := range cfg.Installations {
 		inst := ic.Installation()
-		conn, err := reg.Build(inst, connectors.Settings{
-			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
-			LookupEnv: e.lookupEnv,
-			BaseDir:   cfg.dir,
-			DataDir:   cfg.Path(cfg.DataDir),
-			Logger:    a.log.With("installation", inst.ID),
-			Now:       time.Now,
-		})
+		conn, err := reg.Build(inst, connectorSettings(cfg, ic, e, a.log.With("installation", inst.ID)))
 		if err != nil {
-			return nil, cfg.buildError(ic, err)
+			return nil, cfg.InstallationError(ic, err)
 		}
 		out = append(out, daemon.Installation{Installation: inst, Connector: conn})
 	}
 	return out, nil
+}
+
+// connectorSettings is what installation ic's connector is built with.
+func connectorSettings(cfg *config.Config, ic config.InstallationConfig, e *env, log *slog.Logger) connectors.Settings {
+	return connectors.Settings{
+		Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
+		LookupEnv: e.lookupEnv,
+		BaseDir:   cfg.Dir(),
+		DataDir:   cfg.Path(cfg.DataDir),
+		Logger:    log,
+		Now:       time.Now,
+	}
 }
 
 // options opens the configured store and embedder and reads the erasure
@@ -222,10 +229,10 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 	case "postgres":
 		url, ok := e.lookupEnv(cfg.Store.URLEnv)
 		if !ok || url == "" {
-			return nil, nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)}
+			return nil, nil, cfg.At(cfg.Line("store"), fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv))
 		}
 		if cfg.Embedder.Dims <= 0 {
-			return nil, nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"}
+			return nil, nil, cfg.At(cfg.Line("embedder"), "store: driver postgres needs embedder.dims (the vector column's dimension)")
 		}
 		pg, err := postgres.Open(ctx, url, &postgres.Options{
 			Dims:               cfg.Embedder.Dims,
@@ -254,11 +261,11 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 		}
 		return s, s, nil
 	default:
-		return nil, nil, &configError{path: cfg.path, line: cfg.line("store"), msg: fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver)}
+		return nil, nil, cfg.At(cfg.Line("store"), fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver))
 	}
 }
 
-func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
+func newEmbedder(cfg *config.Config, e *env) (ingestd.Embedder, error) {
 	ec := cfg.Embedder
 	switch ec.Kind {
 	case "openai":
@@ -266,7 +273,7 @@ func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
 		if ec.APIKeyEnv != "" {
 			v, ok := e.lookupEnv(ec.APIKeyEnv)
 			if !ok {
-				return nil, &configError{path: cfg.path, line: cfg.line("embedder"), msg: fmt.Sprintf("embedder: api_key_env names %s, which is not set", ec.APIKeyEnv)}
+				return nil, cfg.At(cfg.Line("embedder"), fmt.Sprintf("embedder: api_key_env names %s, which is not set", ec.APIKeyEnv))
 			}
 			key = v
 		}
@@ -287,15 +294,10 @@ func newEmbedder(cfg *Config, e *env) (ingestd.Embedder, error) {
 // false) logs nothing below WARN unless the level is debug: its result is
 // on stdout and its progress on stderr, and INFO lines meant for a
 // daemon's log would bury both.
-func newLogger(w io.Writer, lc LogConfig, daemon bool) *slog.Logger {
-	level := slog.LevelInfo
-	switch strings.ToLower(lc.Level) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
+func newLogger(w io.Writer, lc config.LogConfig, daemon bool) *slog.Logger {
+	var level slog.Level // info, also for a level slog does not know
+	if err := level.UnmarshalText([]byte(lc.Level)); err != nil {
+		level = slog.LevelInfo
 	}
 	if !daemon && level == slog.LevelInfo {
 		level = slog.LevelWarn
@@ -308,10 +310,10 @@ func newLogger(w io.Writer, lc LogConfig, daemon bool) *slog.Logger {
 }
 
 // isTerminal reports whether w is a terminal (for colour and progress
-// bars), looking through a *terminal to its stream.
+// bars), looking through a *terminal.Terminal to its stream.
 func isTerminal(w io.Writer) bool {
-	if t, ok := w.(*terminal); ok {
-		return t.isTTY()
+	if t, ok := w.(*terminal.Terminal); ok {
+		return t.IsTTY()
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

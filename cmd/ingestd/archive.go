@@ -12,6 +12,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/archive"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/internal/private"
@@ -30,10 +31,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 0 {
-		return &usageError{cmd: "export", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "export", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if *out == "-" && *comp != archive.None && isTerminal(e.stdout) {
-		return &usageError{cmd: "export", msg: "stdout is a terminal: write the archive with --out FILE or redirect it"}
+		return &usageError{Cmd: "export", Msg: "stdout is a terminal: write the archive with --out FILE or redirect it"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -41,7 +42,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	defer a.Close()
 
-	w, commit, abort, err := createOutput(*out, e.stdout.raw())
+	w, commit, abort, err := createOutput(*out, e.stdout.Raw())
 	if err != nil {
 		return err
 	}
@@ -77,30 +78,11 @@ func createOutput(path string, stdout io.Writer) (w io.Writer, commit func() err
 	if _, err := os.Lstat(path); err == nil {
 		return nil, nil, nil, ingestd.Errorf(ingestd.ECONFLICT, "%s exists: choose another name or remove it first", path)
 	}
-	f, err := private.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".partial-*")
+	f, err := private.CreateAside(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	abort = func() {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	commit = func() error {
-		if err := f.Sync(); err != nil {
-			abort()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(f.Name())
-			return err
-		}
-		if err := private.PlaceNew(f.Name(), path); err != nil { // refuses a path that appeared meanwhile
-			os.Remove(f.Name())
-			return err
-		}
-		return nil
-	}
-	return f, commit, abort, nil
+	return f, f.Commit, f.Abort, nil
 }
 
 // runImport loads an archive into the configured store, which must hold
@@ -116,10 +98,10 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "import", msg: "want one archive file, or - for stdin"}
+		return &usageError{Cmd: "import", Msg: "want one archive file, or - for stdin"}
 	}
 	if *maxMiB < 1 || *maxMiB > 4096 || *maxObjects < 1 {
-		return &usageError{cmd: "import", msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
+		return &usageError{Cmd: "import", Msg: "--max-record-mib wants 1..4096 and --max-record-objects a positive number"}
 	}
 	lim := archive.DefaultLimits
 	lim.MaxRecordBytes, lim.MaxRecordObjects = *maxMiB<<20, *maxObjects
@@ -137,7 +119,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		}
 		defer os.Remove(path)
 	}
-	res, err := a.Import(ctx, archiveOpener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
+	res, err := a.Import(ctx, archive.Opener(path, lim), *reindex, func(n int) { fmt.Fprintf(e.stderr, "reindex: %s\n", plural(n, "chunk")) })
 	if err != nil {
 		return err
 	}
@@ -160,23 +142,6 @@ func spoolStdin(dir string, r io.Reader) (string, error) {
 		return "", fmt.Errorf("read stdin: %w", err)
 	}
 	return f.Name(), nil
-}
-
-// archiveOpener opens the archive at path, held to lim, each time it is
-// called.
-func archiveOpener(path string, lim archive.Limits) func() (*archive.Reader, io.Closer, error) {
-	return func() (*archive.Reader, io.Closer, error) {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := archive.NewLimitedReader(f, lim)
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		return r, f, nil
-	}
 }
 
 // printImport writes what an import did for a person.
@@ -215,14 +180,14 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 0 || *out == "" {
-		return &usageError{cmd: "backup", msg: "want --out FILE"}
+		return &usageError{Cmd: "backup", Msg: "want --out FILE"}
 	}
-	cfg, err := LoadConfig(*cfgPath, registry())
+	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
 	if cfg.Store.Driver != "sqlite" {
-		return &usageError{msg: fmt.Sprintf("backup copies the embedded sqlite store; this configuration's store is %s: back it up with pg_dump (see README, Export, import, backup), or portably with `ingestd export`", cfg.Store.Driver)}
+		return &usageError{Msg: fmt.Sprintf("backup copies the embedded sqlite store; this configuration's store is %s: back it up with pg_dump (see README, Export, import, backup), or portably with `ingestd export`", cfg.Store.Driver)}
 	}
 	info, err := sqlite.Backup(ctx, sqliteFile(cfg), *out)
 	if err != nil {
@@ -236,7 +201,7 @@ func runBackup(ctx context.Context, e *env, args []string) error {
 }
 
 // sqliteFile is the path of the embedded store's database.
-func sqliteFile(cfg *Config) string {
+func sqliteFile(cfg *config.Config) string {
 	return filepath.Join(cfg.Path(cfg.DataDir), "ingestd.db")
 }
 
@@ -250,14 +215,14 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "restore", msg: "want one backup file"}
+		return &usageError{Cmd: "restore", Msg: "want one backup file"}
 	}
-	cfg, err := LoadConfig(*cfgPath, registry())
+	cfg, err := config.Load(*cfgPath, registry())
 	if err != nil {
 		return err
 	}
 	if cfg.Store.Driver != "sqlite" {
-		return &usageError{msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
+		return &usageError{Msg: fmt.Sprintf("restore puts a backup of the embedded sqlite store in place; this configuration's store is %s: restore it with pg_restore (see README), or load an archive with `ingestd import`", cfg.Store.Driver)}
 	}
 	info, dst, err := restoreSQLite(ctx, e, cfg, pos[0], *force)
 	if err != nil {
@@ -277,7 +242,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 // restoreSQLite puts the backup src in place as cfg's SQLite database,
 // refusing while a process holds data_dir, over a database that is there
 // unless force, and a backup whose tombstones another erasure key made.
-func restoreSQLite(ctx context.Context, e *env, cfg *Config, src string, force bool) (sqlite.FileInfo, string, error) {
+func restoreSQLite(ctx context.Context, e *env, cfg *config.Config, src string, force bool) (sqlite.FileInfo, string, error) {
 	dir := cfg.Path(cfg.DataDir)
 	if h, held, err := daemon.LockedBy(dir); err != nil {
 		return sqlite.FileInfo{}, "", err

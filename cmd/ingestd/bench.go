@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ingestd/ingestd/benchmarks/loadgen"
+	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/cli"
 )
 
 // Bounds of `ingestd bench retrieve`.
@@ -20,27 +19,6 @@ const (
 	benchMaxConcurrency = 1024
 	benchMaxDuration    = time.Hour
 )
-
-// benchQueries are asked in turn when --queries names no file: support
-// and handbook questions of the kind the quickstart corpus answers.
-var benchQueries = []string{
-	"refund by bank transfer",
-	"how do I reset my password",
-	"deploy needs a green CI run",
-	"invoice was charged twice",
-	"cancel my subscription and refund",
-	"who approves admin privileges",
-	"export the customer table",
-	"shipping delay for order",
-	"change the billing address on the account",
-	"release checklist before a deploy",
-	"the payment failed with card declined",
-	"how long does a refund take",
-	"escalate a support ticket to engineering",
-	"update the README with new information",
-	"rotate the API token",
-	"schedule a call with the account manager",
-}
 
 // runBench dispatches `ingestd bench firewall` to runBenchFirewall and is
 // `ingestd bench retrieve`: N concurrent clients ask a running
@@ -55,13 +33,18 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	case len(args) > 0 && args[0] == "agentdojo":
 		return runBenchAgentDojo(ctx, e, args[1:])
 	case len(args) > 0 && (args[0] == "store" || args[0] == "archive"):
-		return &usageError{cmd: "bench", msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
-	case len(args) > 0 && isHelp(args[0]):
+		return &usageError{Cmd: "bench", Msg: fmt.Sprintf("bench %s is a benchmark for developing ingestd: run ingestd-bench %s (go run ./cmd/ingestd-bench %s --help)", args[0], args[0], args[0])}
+	case len(args) > 0 && cli.IsHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("bench"))
 		return nil
 	case len(args) == 0 || args[0] != "retrieve":
-		return &usageError{cmd: "bench", msg: "want retrieve, firewall or agentdojo"}
+		return &usageError{Cmd: "bench", Msg: "want retrieve, firewall or agentdojo"}
 	}
+	return runBenchRetrieve(ctx, e, args[1:])
+}
+
+// runBenchRetrieve is `ingestd bench retrieve`.
+func runBenchRetrieve(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("bench retrieve", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
 	conc := fs.Int("concurrency", 16, "concurrent clients (1..1024)")
@@ -72,53 +55,31 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	allowRemote := fs.Bool("allow-remote", false, "allow a target that is not a loopback address")
 	topK := fs.Int("top-k", 0, "top_k of each request (0: the server's default)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parseFlags(fs, args[1:])
+	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	switch {
+	case len(pos) > 0:
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	case *conc < 1 || *conc > benchMaxConcurrency:
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("--concurrency must be 1..%d", benchMaxConcurrency)}
+	case *dur <= 0 || *dur > benchMaxDuration:
+		return &usageError{Cmd: "bench retrieve", Msg: fmt.Sprintf("--duration must be positive and at most %s", benchMaxDuration)}
 	}
-	if *conc < 1 || *conc > benchMaxConcurrency {
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--concurrency must be 1..%d", benchMaxConcurrency)}
-	}
-	if *dur <= 0 || *dur > benchMaxDuration {
-		return &usageError{cmd: "bench retrieve", msg: fmt.Sprintf("--duration must be positive and at most %s", benchMaxDuration)}
-	}
-
-	var token string
-	base := *target
-	if cfg, err := LoadConfig(*cfgPath, registry()); err == nil {
-		if base == "" {
-			scheme := "http"
-			if cfg.TLS.Cert != "" {
-				scheme = "https"
-			}
-			base = scheme + "://" + cfg.Listen
-		}
-		for i, t := range cfg.Auth.Tokens {
-			if slices.Contains(t.Scopes, "retrieve") {
-				v, ok := e.lookupEnv(t.TokenEnv)
-				if !ok || v == "" {
-					return cfg.tokenUnset(i)
-				}
-				token = v
-				break
-			}
-		}
-	} else if base == "" {
+	base, token, err := benchTarget(e, *cfgPath, *target)
+	if err != nil {
 		return err
 	}
-	if err := checkBenchTarget(base, *allowRemote); err != nil {
-		return &usageError{cmd: "bench retrieve", msg: err.Error()}
+	if err := loadgen.CheckTarget(base, *allowRemote); err != nil {
+		return &usageError{Cmd: "bench retrieve", Msg: err.Error()}
 	}
-	queries := benchQueries
+	queries := loadgen.DefaultQueries
 	if *queriesFile != "" {
 		if queries, err = readQueries(*queriesFile); err != nil {
 			return err
 		}
 	}
-
 	res, err := loadgen.Run(ctx, loadgen.Options{
 		Base: strings.TrimRight(base, "/"), Token: token, GRPC: *useGRPC,
 		Concurrency: *conc, Duration: *dur, Queries: queries, TopK: *topK,
@@ -126,10 +87,46 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+	return printBench(e, res, *asJSON)
+}
+
+// benchTarget is the server bench retrieve loads, target unless it is
+// empty, else the configuration's listen address, and the value of the
+// first token with the retrieve scope. Without a configuration it needs
+// target.
+func benchTarget(e *env, cfgPath, target string) (base, token string, err error) {
+	cfg, err := config.Load(cfgPath, registry())
+	if err != nil {
+		if target == "" {
+			return "", "", err
+		}
+		return target, "", nil
+	}
+	base = target
+	if base == "" {
+		scheme := "http"
+		if cfg.TLS.Cert != "" {
+			scheme = "https"
+		}
+		base = scheme + "://" + cfg.Listen
+	}
+	for i, t := range cfg.Auth.Tokens {
+		if slices.Contains(t.Scopes, "retrieve") {
+			v, ok := e.lookupEnv(t.TokenEnv)
+			if !ok || v == "" {
+				return "", "", cfg.TokenUnset(i)
+			}
+			return base, v, nil
+		}
+	}
+	return base, "", nil
+}
+
+// printBench prints a run's result, as JSON with asJSON; a run with
+// failed requests is an error.
+func printBench(e *env, res loadgen.Result, asJSON bool) error {
+	if asJSON {
+		if err := writeIndented(e.stdout, res); err != nil {
 			return err
 		}
 	} else {
@@ -141,31 +138,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// checkBenchTarget refuses a URL that is not http(s) or, unless
-// allowRemote, whose host is not a loopback address or "localhost".
-func checkBenchTarget(raw string, allowRemote bool) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("target %q is not an http(s) URL", raw)
-	}
-	if allowRemote {
-		return nil
-	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("target %q is not a loopback address; pass --allow-remote to load another machine", raw)
-}
-
 // readQueries reads --queries: a file without a query is a usage mistake.
 func readQueries(path string) ([]string, error) {
 	q, err := loadgen.ReadQueries(path)
 	if errors.Is(err, loadgen.ErrNoQueries) {
-		return nil, &usageError{msg: err.Error()}
+		return nil, &usageError{Msg: err.Error()}
 	}
 	return q, err
 }

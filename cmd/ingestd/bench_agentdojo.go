@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -28,10 +27,10 @@ func runBenchAgentDojo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{cmd: "bench agentdojo", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "bench agentdojo", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if fi, err := os.Stat(*suite); *suite == "" || err != nil || !fi.IsDir() {
-		return &usageError{cmd: "bench agentdojo", msg: fmt.Sprintf("--suite %q is not a directory", *suite)}
+		return &usageError{Cmd: "bench agentdojo", Msg: fmt.Sprintf("--suite %q is not a directory", *suite)}
 	}
 	b, err := agentdojo.Open(ctx, agentdojo.Options{Suite: os.DirFS(*suite), Grounding: *grounding})
 	if err != nil {
@@ -43,9 +42,7 @@ func runBenchAgentDojo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
+		err = writeIndented(e.stdout, r)
 	} else {
 		err = r.WriteText(e.stdout)
 	}

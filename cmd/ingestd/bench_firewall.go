@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -30,16 +29,16 @@ func runBenchFirewall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{cmd: "bench firewall", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "bench firewall", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	modes, err := fwbench.SelectModes(*modeList)
 	if err != nil {
-		return &usageError{cmd: "bench firewall", msg: "--mode: " + err.Error()}
+		return &usageError{Cmd: "bench firewall", Msg: "--mode: " + err.Error()}
 	}
 	var corpus fs.FS
 	if *corpusDir != "" {
 		if fi, err := os.Stat(*corpusDir); err != nil || !fi.IsDir() {
-			return &usageError{cmd: "bench firewall", msg: fmt.Sprintf("--corpus %q is not a directory", *corpusDir)}
+			return &usageError{Cmd: "bench firewall", Msg: fmt.Sprintf("--corpus %q is not a directory", *corpusDir)}
 		}
 		corpus = os.DirFS(*corpusDir)
 	}
@@ -58,9 +57,7 @@ func runBenchFirewall(ctx context.Context, e *env, args []string) error {
 				r.Modes[i].Turns = nil
 			}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := writeIndented(e.stdout, r); err != nil {
 			return err
 		}
 	} else if err := r.WriteText(e.stdout); err != nil {

@@ -3,17 +3,14 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"strings"
-	"time"
 
 	"github.com/ingestd/ingestd/api"
-	"github.com/ingestd/ingestd/connectors"
+	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
 // runCheck is `ingestd check`: the configuration validated as serve
@@ -37,7 +34,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	var started []string
 	if *upstreams {
 		var more []error
-		started, more = cfg.upstreamProblems(ctx, e)
+		started, more = upstreamProblems(ctx, cfg, e)
 		problems = append(problems, more...)
 	}
 	for _, p := range problems[:max(0, len(problems)-1)] {
@@ -46,12 +43,12 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if len(problems) > 0 {
 		return problems[len(problems)-1]
 	}
-	e.stdout.Printf("%s: ok: %s, serve would start on it\n", cfg.path, plural(len(cfg.Installations), "installation"))
+	e.stdout.Printf("%s: ok: %s, serve would start on it\n", cfg.File(), plural(len(cfg.Installations), "installation"))
 	for _, id := range started {
 		e.stdout.Printf("upstream %s: started, offers exactly the tools declared\n", id)
 	}
-	if note := listenInUse(cfg.Listen); note != "" {
-		e.stdout.Printf("note: %s\n", note)
+	if netaddr.Listening(cfg.Listen) {
+		e.stdout.Printf("note: something listens on %s already: serve would be refused it, unless that is this configuration's serve\n", cfg.Listen)
 	}
 	return nil
 }
@@ -59,10 +56,10 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // checkConfig loads the configuration at path and checks what serve
 // checks after loading it. err is a configuration that does not load
 // (the first error, as every command reports it); problems is every
-// refusal after that, each a *configError.
-func checkConfig(path string, e *env) (*Config, []error, error) {
+// refusal after that, each a *config.Error.
+func checkConfig(path string, e *env) (*config.Config, []error, error) {
 	reg := registry()
-	cfg, err := LoadConfig(path, reg)
+	cfg, err := config.Load(path, reg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,27 +71,20 @@ func checkConfig(path string, e *env) (*Config, []error, error) {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, ic := range cfg.Installations {
-		_, err := reg.Build(ic.Installation(), connectors.Settings{
-			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
-			LookupEnv: e.lookupEnv,
-			BaseDir:   cfg.dir,
-			DataDir:   cfg.Path(cfg.DataDir),
-			Logger:    quiet,
-			Now:       time.Now,
-		})
-		add(cfg.buildError(ic, err))
+		_, err := reg.Build(ic.Installation(), connectorSettings(cfg, ic, e, quiet))
+		add(cfg.InstallationError(ic, err))
 	}
 	a := &app{cfg: cfg, log: quiet}
 	if cfg.Store.Driver == "postgres" {
 		if v, ok := e.lookupEnv(cfg.Store.URLEnv); !ok || v == "" {
-			add(&configError{path: cfg.path, line: cfg.keyLine("store", "url_env"), msg: fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)})
+			add(cfg.At(cfg.KeyLine("store", "url_env"), fmt.Sprintf("store: url_env names %s, which is not set", cfg.Store.URLEnv)))
 		}
 		if cfg.Embedder.Dims <= 0 {
-			add(&configError{path: cfg.path, line: cfg.line("embedder"), msg: "store: driver postgres needs embedder.dims (the vector column's dimension)"})
+			add(cfg.At(cfg.Line("embedder"), "store: driver postgres needs embedder.dims (the vector column's dimension)"))
 		}
 	}
 	if _, err := newEmbedder(cfg, e); err != nil {
-		add(asLocated(cfg, cfg.line("embedder"), err))
+		add(cfg.Located(cfg.Line("embedder"), err))
 	}
 	if cfg.Erasure.KeyEnv != "" {
 		_, err := a.erasureKeys(e)
@@ -108,53 +98,16 @@ func checkConfig(path string, e *env) (*Config, []error, error) {
 	add(err)
 	if err == nil {
 		if err := api.CheckListen(cfg.Listen, len(tokens) > 0, cfg.Auth.AllowUnauthenticated); err != nil {
-			add(&configError{path: cfg.path, line: cfg.listenLine(), msg: err.Error()})
+			add(cfg.At(cfg.ListenLine(), err.Error()))
 		}
 	}
-	if _, err := cfg.gatewayOptions(e, quiet); err != nil {
+	if _, err := gatewayOptions(cfg, e, quiet); err != nil {
 		add(err)
 	}
 	if cfg.TLS.Cert != "" {
 		if _, err := tls.LoadX509KeyPair(cfg.Path(cfg.TLS.Cert), cfg.Path(cfg.TLS.Key)); err != nil {
-			add(&configError{path: cfg.path, line: cfg.line("tls"), msg: "tls: " + err.Error()})
+			add(cfg.At(cfg.Line("tls"), "tls: "+err.Error()))
 		}
 	}
 	return cfg, problems, nil
-}
-
-// buildError is a connector's refusal of installation ic at the line of
-// its entry, or at the line the connector's own decoding found, never
-// with the file and line twice.
-func (c *Config) buildError(ic InstallationConfig, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *configError
-	if errors.As(err, &ce) {
-		loc := ce.Error()
-		msg := strings.Replace(err.Error(), loc, ce.msg, 1)
-		return &configError{path: ce.path, line: ce.line, msg: msg}
-	}
-	return &configError{path: c.path, line: ic.line, msg: humanError(err)}
-}
-
-// asLocated is err as a *configError, at line when it has no place yet.
-func asLocated(c *Config, line int, err error) error {
-	var ce *configError
-	if errors.As(err, &ce) {
-		return err
-	}
-	return &configError{path: c.path, line: line, msg: err.Error()}
-}
-
-// listenInUse says when something listens on addr already: serve would
-// be refused the port, unless it is this deployment's serve. It dials,
-// and binds nothing.
-func listenInUse(addr string) string {
-	c, err := net.DialTimeout("tcp", dialListen(addr), 300*time.Millisecond)
-	if err != nil {
-		return ""
-	}
-	c.Close()
-	return fmt.Sprintf("something listens on %s already: serve would be refused it, unless that is this configuration's serve", addr)
 }

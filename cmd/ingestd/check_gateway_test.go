@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // runCheckArgs is `ingestd check` with extra arguments and vars as the
@@ -14,12 +16,12 @@ import (
 func runCheckArgs(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: newTerminal(&out), stderr: newTerminal(&errb),
+	e := &env{stdin: strings.NewReader(""), stdout: terminal.New(&out), stderr: terminal.New(&errb),
 		getenv:    func(k string) string { return vars[k] },
 		lookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	code := e.run(context.Background(), append([]string{"check"}, args...))
-	e.stdout.flush()
-	e.stderr.flush()
+	e.stdout.Flush()
+	e.stderr.Flush()
 	return code, out.String(), errb.String()
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // runCheckEnv runs `ingestd check --config cfg` with exactly the
@@ -17,12 +19,12 @@ import (
 func runCheckEnv(t *testing.T, cfg string, vars map[string]string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: newTerminal(&out), stderr: newTerminal(&errb),
+	e := &env{stdin: strings.NewReader(""), stdout: terminal.New(&out), stderr: terminal.New(&errb),
 		getenv:    func(k string) string { return vars[k] },
 		lookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
 	code := e.run(context.Background(), []string{"check", "--config", cfg})
-	e.stdout.flush()
-	e.stderr.flush()
+	e.stdout.Flush()
+	e.stderr.Flush()
 	return code, out.String(), errb.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/connectors/files"
 )
 
@@ -65,7 +66,7 @@ var composeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?[-?][^}]*)
 func TestComposeMatchesItsConfig(t *testing.T) {
 	root := filepath.Join("..", "..")
 	cfgPath := filepath.Join(root, "examples", "compose", "ingestd.yaml")
-	cfg, err := LoadConfig(cfgPath, registry())
+	cfg, err := config.Load(cfgPath, registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestComposeMatchesItsConfig(t *testing.T) {
 		if ic.Kind != "files" {
 			continue
 		}
-		if err := cfg.decodeBlock(ic, &files); err != nil {
+		if err := cfg.DecodeBlock(ic, &files); err != nil {
 			t.Fatal(err)
 		}
 		found := false
@@ -283,7 +284,7 @@ func envKeys(n *yaml.Node) []string {
 // volume, declared in the file, so nothing lands on an anonymous one.
 func TestComposeSharesOneErasureKey(t *testing.T) {
 	root := filepath.Join("..", "..")
-	cfg, err := LoadConfig(filepath.Join(root, "examples", "compose", "ingestd.yaml"), registry())
+	cfg, err := config.Load(filepath.Join(root, "examples", "compose", "ingestd.yaml"), registry())
 	if err != nil {
 		t.Fatal(err)
 	}

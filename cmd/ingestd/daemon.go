@@ -5,6 +5,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
 // findDaemon returns the serve that holds data_dir's lock, or nil when no
@@ -24,13 +25,13 @@ func (a *app) findDaemon(e *env) (*daemon.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := daemon.RemoteOptions{Addr: dialListen(h.Listen), Token: token, Holder: h.String()}
+	o := daemon.RemoteOptions{Addr: netaddr.Dial(h.Listen), Token: token, Holder: h.String()}
 	if a.cfg.TLS.Cert != "" {
 		o.TLSCert = a.cfg.Path(a.cfg.TLS.Cert)
 	}
 	d, err := daemon.NewRemote(o)
 	if err != nil {
-		return nil, &configError{path: a.cfg.path, line: a.cfg.line("tls"), msg: err.Error()}
+		return nil, a.cfg.At(a.cfg.Line("tls"), err.Error())
 	}
 	return d, nil
 }
@@ -56,8 +57,8 @@ func (a *app) adminToken(e *env) (string, error) {
 		}
 	}
 	if first < 0 {
-		return "", &configError{path: a.cfg.path, line: a.cfg.line("auth"), msg: "auth: no token has the admin scope, " +
-			"which this command needs to reach serve's admin API; add one (scopes: [admin]) and set its variable"}
+		return "", a.cfg.At(a.cfg.Line("auth"), "auth: no token has the admin scope, "+
+			"which this command needs to reach serve's admin API; add one (scopes: [admin]) and set its variable")
 	}
-	return "", a.cfg.tokenUnset(first)
+	return "", a.cfg.TokenUnset(first)
 }

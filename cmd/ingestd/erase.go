@@ -10,6 +10,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
 	"github.com/ingestd/ingestd/erasure"
+	"github.com/ingestd/ingestd/internal/cli"
 	"github.com/ingestd/ingestd/internal/private"
 )
 
@@ -27,12 +28,12 @@ func (a *app) erasureKeys(e *env) (*erasure.Keyer, error) {
 	if env := a.cfg.Erasure.KeyEnv; env != "" {
 		v, ok := e.lookupEnv(env)
 		if !ok || v == "" {
-			return nil, &configError{path: a.cfg.path, line: a.cfg.line("erasure"), msg: fmt.Sprintf("erasure: key_env names %s, which is not set", env)}
+			return nil, a.cfg.At(a.cfg.Line("erasure"), fmt.Sprintf("erasure: key_env names %s, which is not set", env))
 		}
 		k, err := erasure.NewKeyer([]byte(v))
 		if err != nil {
-			return nil, &configError{path: a.cfg.path, line: a.cfg.line("erasure"), msg: fmt.Sprintf(
-				"erasure: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", env, len(v), erasure.MinKeyBytes)}
+			return nil, a.cfg.At(a.cfg.Line("erasure"), fmt.Sprintf(
+				"erasure: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", env, len(v), erasure.MinKeyBytes))
 		}
 		return k, nil
 	}
@@ -76,17 +77,17 @@ func parseErase(e *env, args []string) (eraseFlags, error) {
 		return f, err
 	}
 	if len(pos) > 0 {
-		return f, &usageError{cmd: "erase", msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
+		return f, &usageError{Cmd: "erase", Msg: fmt.Sprintf("unexpected argument %q (name documents with --document)", pos[0])}
 	}
 	switch {
 	case *f.list && (*f.lift || *f.docs != "" || *f.inst != "" || *f.author != "" || *f.dryRun):
-		return f, &usageError{cmd: "erase", msg: "--list takes no selector"}
+		return f, &usageError{Cmd: "erase", Msg: "--list takes no selector"}
 	case *f.lift && (*f.docs != "" || *f.dryRun):
-		return f, &usageError{cmd: "erase", msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
+		return f, &usageError{Cmd: "erase", Msg: "--lift lifts tombstones: by --key, --external-id with --installation, --author or --installation (not --document or --dry-run)"}
 	case !*f.lift && (*f.extID != "" || *f.keys != ""):
-		return f, &usageError{cmd: "erase", msg: "--external-id and --key go with --lift"}
+		return f, &usageError{Cmd: "erase", Msg: "--external-id and --key go with --lift"}
 	case !*f.lift && !*f.list && *f.docs == "" && *f.inst == "" && *f.author == "":
-		return f, &usageError{cmd: "erase", msg: "erase what: --document, --installation or --author"}
+		return f, &usageError{Cmd: "erase", Msg: "erase what: --document, --installation or --author"}
 	}
 	return f, nil
 }
@@ -108,7 +109,7 @@ func runErase(ctx context.Context, e *env, args []string) error {
 	case *f.lift:
 		return liftTombstones(ctx, e, a, f)
 	}
-	req := ingestd.ErasureRequest{DocumentIDs: splitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
+	req := ingestd.ErasureRequest{DocumentIDs: cli.SplitList(*f.docs), Installation: *f.inst, Author: *f.author, DryRun: *f.dryRun}
 	var rep ingestd.ErasureReport
 	if req.DryRun {
 		rep, err = a.Erase(ctx, req, nil)
@@ -144,20 +145,20 @@ func listTombstones(ctx context.Context, e *env, a *app, asJSON bool) error {
 		e.stdout.Println("no tombstones")
 		return nil
 	}
-	tb := e.stdout.table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
+	tb := e.stdout.Table("", "KEY", "KIND", "INSTALLATION", "ERASED AT")
 	for _, t := range ts {
 		in := t.Installation
 		if in == "" {
 			in = "(every installation)"
 		}
-		tb.row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
+		tb.Row(t.Key, t.Kind, in, t.CreatedAt.Format(time.RFC3339))
 	}
-	return tb.flush()
+	return tb.Flush()
 }
 
 // liftTombstones is `ingestd erase --lift`.
 func liftTombstones(ctx context.Context, e *env, a *app, f eraseFlags) error {
-	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: splitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
+	n, err := a.Eraser().Lift(ctx, ingestd.LiftRequest{Keys: cli.SplitList(*f.keys), Installation: *f.inst, ExternalID: *f.extID, Author: *f.author})
 	if err != nil {
 		return err
 	}
@@ -192,11 +193,11 @@ func printErasure(e *env, rep ingestd.ErasureReport) {
 			return
 		}
 		e.stdout.Printf("would erase %s and record %s:\n", plural(len(rep.Documents), "document"), plural(rep.Tombstones, "tombstone"))
-		tb := e.stdout.table("  ", "ID", "INSTALLATION", "EXTERNAL ID", "KIND", "STATUS", "TITLE")
+		tb := e.stdout.Table("  ", "ID", "INSTALLATION", "EXTERNAL ID", "KIND", "STATUS", "TITLE")
 		for _, d := range rep.Documents {
-			tb.row(d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
+			tb.Row(d.ID, d.Installation, d.ExternalID, d.ItemKind, d.Status, snippet(d.Title, 60))
 		}
-		_ = tb.flush()
+		_ = tb.Flush()
 		e.stdout.Println("run again without --dry-run to erase them")
 		return
 	}

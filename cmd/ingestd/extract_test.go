@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/files"
 	"github.com/ingestd/ingestd/connectors/imap"
@@ -18,14 +19,14 @@ func TestExtractBlocks(t *testing.T) {
 	raw := "installations:\n" +
 		"  - {id: h, kind: files, tier: trusted-internal, files: {root: ./docs, extract: {max_pages: 500, timeout: 20s}}}\n" +
 		"  - {id: m, kind: imap, tier: untrusted-external, imap: {addr: 'h:1', username: u, password_env: P, extract: {max_decompressed_bytes: 1048576}}}\n"
-	cfg, err := parseConfig(filepath.Join(dir, "ingestd.yaml"), []byte(raw), registry())
+	cfg, err := config.Parse(filepath.Join(dir, "ingestd.yaml"), []byte(raw), registry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	built := map[string]connectors.Connector{}
 	for _, ic := range cfg.Installations {
 		c, err := registry().Build(ic.Installation(), connectors.Settings{
-			Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+			Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
 			LookupEnv: func(string) (string, bool) { return "secret", true },
 			BaseDir:   dir,
 		})

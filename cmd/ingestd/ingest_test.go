@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd/connectors/web"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // mustURLConfig writes a config with one trusted url installation "docs"
@@ -64,7 +65,7 @@ func TestIngestURLStaysOnSite(t *testing.T) {
 		}
 	}
 
-	a, err := openApp(context.Background(), &env{stdout: newTerminal(io.Discard), stderr: newTerminal(io.Discard), getenv: func(string) string { return "" },
+	a, err := openApp(context.Background(), &env{stdout: terminal.New(io.Discard), stderr: terminal.New(io.Discard), getenv: func(string) string { return "" },
 		lookupEnv: func(string) (string, bool) { return "", false }}, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/daemon"
+	"github.com/ingestd/ingestd/internal/cli"
+	"github.com/ingestd/ingestd/internal/netaddr"
 	"github.com/ingestd/ingestd/jobs"
 )
 
@@ -34,7 +36,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 	c := a.cfg.NATS
 	for _, id := range a.IDs() {
 		if err := jobs.CheckToken("installation id", id); err != nil {
-			return nil, &configError{path: a.cfg.path, msg: err.Error()}
+			return nil, a.cfg.At(0, err.Error())
 		}
 	}
 	co, key, accept, err := a.natsSecrets(e)
@@ -71,7 +73,7 @@ func (a *app) openQueue(ctx context.Context, e *env, embedded bool, reg promethe
 			Logger:     a.log,
 		}
 	case c.URL == "" && c.Listen == "":
-		return nil, &usageError{msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
+		return nil, &usageError{Msg: "no nats.url is configured and the embedded NATS lives inside `ingestd serve`; " +
 			"set nats.listen (then this command reaches serve's server) or nats.url, or use POST /v1/installations/{id}/sync"}
 	default:
 		qo.URL, qo.Connect = a.natsURL(co)
@@ -85,7 +87,7 @@ func (a *app) natsURL(co jobs.ConnectOptions) (string, jobs.ConnectOptions) {
 	c := a.cfg.NATS
 	url := c.URL
 	if url == "" {
-		url = "nats://" + dialListen(c.Listen)
+		url = "nats://" + netaddr.Dial(c.Listen)
 	}
 	if co.Creds == "" && co.NKeySeed == "" && co.Token == "" && co.User == "" && c.TLSCert == "" && !strings.Contains(url, "@") {
 		a.log.Warn("nats.no_credentials", "url", url,
@@ -133,11 +135,11 @@ func (a *app) reachQueue(ctx context.Context, e *env) (jq *daemon.Queue, d *daem
 // runDLQ is `ingestd dlq list|replay`.
 func runDLQ(ctx context.Context, e *env, args []string) error {
 	switch {
-	case len(args) > 0 && isHelp(args[0]):
+	case len(args) > 0 && cli.IsHelp(args[0]):
 		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("dlq"))
 		return nil
 	case len(args) == 0 || (args[0] != "list" && args[0] != "replay"):
-		return &usageError{cmd: "dlq", msg: "want list or replay"}
+		return &usageError{Cmd: "dlq", Msg: "want list or replay"}
 	}
 	list := args[0] == "list"
 	fs := flag.NewFlagSet("dlq "+args[0], flag.ContinueOnError)
@@ -154,9 +156,9 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case list && len(pos) > 0:
-		return &usageError{cmd: fs.Name(), msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: fs.Name(), Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	case !list && (*all && len(pos) != 0 || !*all && len(pos) != 1):
-		return &usageError{cmd: fs.Name(), msg: "want one dead letter id or --all"}
+		return &usageError{Cmd: fs.Name(), Msg: "want one dead letter id or --all"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -207,13 +209,62 @@ func listDLQ(ctx context.Context, e *env, dl ingestd.DeadLetters, asJSON bool) e
 		e.stdout.Println("no dead letters")
 		return nil
 	}
-	tb := e.stdout.table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
+	tb := e.stdout.Table("", "ID", "KIND", "INSTALLATION", "ITEM", "DELIVERIES", "FAILED AT", "ERROR")
 	for _, d := range dead {
 		item := d.Job.ExternalID
 		if d.Job.Item != nil {
 			item = d.Job.Item.ExternalID
 		}
-		tb.row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
+		tb.Row(d.ID, d.Job.Kind, d.Job.Installation, item, d.Deliveries, d.FailedAt.Format(time.RFC3339), d.Error)
 	}
-	return tb.flush()
+	return tb.Flush()
+}
+
+// natsSecrets reads the credentials and job keys the nats block names from
+// the environment. A named variable that is unset or empty, or a job key
+// shorter than jobs.MinJobKeyBytes, refuses the start with the file and
+// line of its key; no message carries a value.
+func (a *app) natsSecrets(e *env) (co jobs.ConnectOptions, key []byte, accept [][]byte, err error) {
+	n := &a.cfg.NATS
+	read := func(k, name string) (string, error) {
+		v, ok := e.lookupEnv(name)
+		if !ok || v == "" {
+			return "", a.cfg.At(n.Line(k), fmt.Sprintf("nats: %s: environment variable %s is not set", k, name))
+		}
+		return v, nil
+	}
+	for _, s := range []struct {
+		key, env string
+		dst      *string
+	}{
+		{"creds_env", n.CredsEnv, &co.Creds}, {"nkey_env", n.NKeyEnv, &co.NKeySeed},
+		{"token_env", n.TokenEnv, &co.Token}, {"password_env", n.PasswordEnv, &co.Password},
+	} {
+		if s.env == "" {
+			continue
+		}
+		if *s.dst, err = read(s.key, s.env); err != nil {
+			return co, nil, nil, err
+		}
+	}
+	co.User = n.User
+	for _, k := range []struct{ key, env string }{{"job_key_env", n.JobKeyEnv}, {"accept_job_key_env", n.AcceptJobKeyEnv}} {
+		if k.env == "" {
+			continue
+		}
+		v, err := read(k.key, k.env)
+		if err != nil {
+			return co, nil, nil, err
+		}
+		if len(v) < jobs.MinJobKeyBytes {
+			return co, nil, nil, a.cfg.At(n.Line(k.key), fmt.Sprintf(
+				"nats: %s: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", k.key, k.env, len(v), jobs.MinJobKeyBytes))
+		}
+		if key == nil {
+			key = []byte(v)
+		} else {
+			accept = append(accept, []byte(v))
+		}
+	}
+	return co, key, accept, nil
 }

@@ -14,9 +14,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/cli"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 func main() {
@@ -26,75 +28,57 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError is a command-line mistake: exit code 2. cmd, when set, is the
-// subcommand ("dlq replay") whose usage is printed under the message.
-type usageError struct {
-	cmd string
-	msg string
-}
+// usageError is a command-line mistake: exit code 2 (cli.UsageError).
+type usageError = cli.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-// synopsis is one line of the usage: a subcommand, its arguments and
-// flags, and what it does. The usage text, each command's --help and the
-// README's Commands table all come from this list or are checked against
-// it (TestUsageMatchesREADME, TestHelpListsEveryFlag).
-type synopsis struct {
-	name string // "sync", "dlq list"
-	args string // "INSTALLATION [--json] [--queue]": every flag but --config
-	what string
-}
-
-var synopses = []synopsis{
-	{"serve", "[--role all|api|worker]",
-		"run the daemon: the HTTP + gRPC API on listen, every installation's sync on its interval, the job workers"},
-	{"sync", "INSTALLATION [--json] [--queue]",
-		"run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
-	{"ingest", "PATH|URL --installation ID",
-		"ingest one file into a files installation, or one URL into a url installation"},
-	{"search", "QUERY [--json] [--installations a,b] [--tiers t,u] [--source-kinds k,l] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand] [--no-rejected] [--grounding all|auto] [--trusted-view] [--request-id ID] [--as-user user:ADDRESS]",
-		"retrieve as a chat backend would: the three blocks, each row's document id and a snippet, and the verdict"},
-	{"mcp", "[--as TOKEN_NAME] [--server URL --token-env VAR]",
-		"serve MCP on stdin/stdout for a desktop host: the retrieve and provenance tools, documents as resources"},
-	{"provenance", "[--json] [--per-installation]",
-		"the corpus report: documents per tier and installation, the externally written share, the firewall mode"},
-	{"migrate", "[--rebuild-vector-index] [--maintenance-work-mem 4GB]",
-		"apply the store schema; on PostgreSQL print the vector index's graph, or rebuild it online"},
-	{"reindex", "[--batch N]",
-		"re-embed the chunks another embedder made"},
-	{"status", "[INSTALLATION] [--json] [--runs N]",
-		"every installation's syncs from the pass history: last pass, last success, failures in a row, next pass, health; or one installation's passes"},
-	{"erase", "[--document IDS] [--installation ID] [--author A] [--dry-run] [--lift [--external-id X] [--key K]] [--list] [--json]",
-		"erase documents for good, by id, installation or author, with a tombstone that keeps a re-sync from bringing them back; --dry-run lists them; --lift lifts tombstones, --list lists them"},
-	{"export", "[--out FILE|-] [--compression zstd|gzip|none]",
-		"write everything the store holds (documents, chunks with their vectors, links, tiers, statuses, tombstones, cursors) as a portable archive, from one snapshot while serve runs"},
-	{"import", "FILE|- [--reindex] [--max-record-mib N] [--max-record-objects N]",
-		"load an archive into an empty store of either kind: tiers as they were (one this build does not know as untrusted-external); vectors of another embedder refused, or re-embedded with --reindex; every chunk fenced again from its text; records bounded"},
-	{"backup", "--out FILE",
-		"copy the embedded sqlite store to a file while serve runs (VACUUM INTO: a consistent snapshot, no lock taken)"},
-	{"restore", "FILE [--force]",
-		"put a backup in place as the embedded sqlite store, checked and opened; serve must be stopped"},
-	{"dlq list", "[--json]",
-		"list the dead-lettered jobs"},
-	{"dlq replay", "ID|--all",
-		"queue dead-lettered jobs again"},
-	{"gateway tools", "[--json]",
-		"start each gateway upstream and list the tools it offers against the declaration, with what its annotations suggest"},
-	{"bench retrieve", "[--concurrency N] [--duration D] [--grpc] [--url U] [--queries F] [--top-k N] [--allow-remote] [--json]",
-		"load a running server with retrievals and print throughput, latency percentiles and errors"},
-	{"bench firewall", "[--json [--turns]] [--mode a,b] [--corpus DIR]",
-		"the firewall usefulness benchmark on a built-in labelled corpus"},
-	{"bench agentdojo", "--suite DIR [--grounding auto|all] [--json]",
-		"replay an AgentDojo suite through the real connectors and retrieval; per tool-gate policy: utility, attack success, confirmations"},
-	{"check", "[--upstreams]",
-		"validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir, the gateway block) without opening anything; --upstreams also starts each gateway upstream and names undeclared and missing tools: exit 0, or 2 with file:line for each problem"},
-	{"version", "",
-		"print the version, and the VCS revision and time it was built from"},
-}
-
-// line is the synopsis as the usage and the README write it.
-func (s synopsis) line() string {
-	return strings.TrimSpace("ingestd " + s.name + " " + s.args)
+// synopses are the commands' usage lines. The usage text, each command's
+// --help and the README's Commands table all come from this list or are
+// checked against it (TestUsageMatchesREADME, TestHelpListsEveryFlag).
+var synopses = []cli.Synopsis{
+	{Name: "serve", Args: "[--role all|api|worker]",
+		What: "run the daemon: the HTTP + gRPC API on listen, every installation's sync on its interval, the job workers"},
+	{Name: "sync", Args: "INSTALLATION [--json] [--queue]",
+		What: "run one sync pass now and print a summary that adds up, or with --queue have the workers run it"},
+	{Name: "ingest", Args: "PATH|URL --installation ID",
+		What: "ingest one file into a files installation, or one URL into a url installation"},
+	{Name: "search", Args: "QUERY [--json] [--installations a,b] [--tiers t,u] [--source-kinds k,l] [--top-k N] [--fenced] [--exclude-untrusted] [--no-expand] [--no-rejected] [--grounding all|auto] [--trusted-view] [--request-id ID] [--as-user user:ADDRESS]",
+		What: "retrieve as a chat backend would: the three blocks, each row's document id and a snippet, and the verdict"},
+	{Name: "mcp", Args: "[--as TOKEN_NAME] [--server URL --token-env VAR]",
+		What: "serve MCP on stdin/stdout for a desktop host: the retrieve and provenance tools, documents as resources"},
+	{Name: "provenance", Args: "[--json] [--per-installation]",
+		What: "the corpus report: documents per tier and installation, the externally written share, the firewall mode"},
+	{Name: "migrate", Args: "[--rebuild-vector-index] [--maintenance-work-mem 4GB]",
+		What: "apply the store schema; on PostgreSQL print the vector index's graph, or rebuild it online"},
+	{Name: "reindex", Args: "[--batch N]",
+		What: "re-embed the chunks another embedder made"},
+	{Name: "status", Args: "[INSTALLATION] [--json] [--runs N]",
+		What: "every installation's syncs from the pass history: last pass, last success, failures in a row, next pass, health; or one installation's passes"},
+	{Name: "erase", Args: "[--document IDS] [--installation ID] [--author A] [--dry-run] [--lift [--external-id X] [--key K]] [--list] [--json]",
+		What: "erase documents for good, by id, installation or author, with a tombstone that keeps a re-sync from bringing them back; --dry-run lists them; --lift lifts tombstones, --list lists them"},
+	{Name: "export", Args: "[--out FILE|-] [--compression zstd|gzip|none]",
+		What: "write everything the store holds (documents, chunks with their vectors, links, tiers, statuses, tombstones, cursors) as a portable archive, from one snapshot while serve runs"},
+	{Name: "import", Args: "FILE|- [--reindex] [--max-record-mib N] [--max-record-objects N]",
+		What: "load an archive into an empty store of either kind: tiers as they were (one this build does not know as untrusted-external); vectors of another embedder refused, or re-embedded with --reindex; every chunk fenced again from its text; records bounded"},
+	{Name: "backup", Args: "--out FILE",
+		What: "copy the embedded sqlite store to a file while serve runs (VACUUM INTO: a consistent snapshot, no lock taken)"},
+	{Name: "restore", Args: "FILE [--force]",
+		What: "put a backup in place as the embedded sqlite store, checked and opened; serve must be stopped"},
+	{Name: "dlq list", Args: "[--json]",
+		What: "list the dead-lettered jobs"},
+	{Name: "dlq replay", Args: "ID|--all",
+		What: "queue dead-lettered jobs again"},
+	{Name: "gateway tools", Args: "[--json]",
+		What: "start each gateway upstream and list the tools it offers against the declaration, with what its annotations suggest"},
+	{Name: "bench retrieve", Args: "[--concurrency N] [--duration D] [--grpc] [--url U] [--queries F] [--top-k N] [--allow-remote] [--json]",
+		What: "load a running server with retrievals and print throughput, latency percentiles and errors"},
+	{Name: "bench firewall", Args: "[--json [--turns]] [--mode a,b] [--corpus DIR]",
+		What: "the firewall usefulness benchmark on a built-in labelled corpus"},
+	{Name: "bench agentdojo", Args: "--suite DIR [--grounding auto|all] [--json]",
+		What: "replay an AgentDojo suite through the real connectors and retrieval; per tool-gate policy: utility, attack success, confirmations"},
+	{Name: "check", Args: "[--upstreams]",
+		What: "validate the configuration as serve would (every installation, every secret variable it names, listen, tls, data_dir, the gateway block) without opening anything; --upstreams also starts each gateway upstream and names undeclared and missing tools: exit 0, or 2 with file:line for each problem"},
+	{Name: "version", Args: "",
+		What: "print the version, and the VCS revision and time it was built from"},
 }
 
 // usage is the text of `ingestd --help`.
@@ -102,60 +86,15 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("ingestd — ingest text other people wrote, with provenance and a tool firewall\n\nUsage:\n")
 	for _, s := range synopses {
-		fmt.Fprintf(&b, "  %s\n        %s\n", s.line(), s.what)
+		fmt.Fprintf(&b, "  %s\n        %s\n", s.Line(), s.What)
 	}
 	b.WriteString("\nEvery command but version, bench firewall and bench agentdojo takes --config F (default $INGESTD_CONFIG, then ./ingestd.yaml).\n" +
 		"Run `ingestd COMMAND --help` for a command's flags.\n")
 	return b.String()
 }
 
-// groupUsage is the synopses of a command and of its subcommands ("dlq":
-// dlq list and dlq replay), one a line.
-func groupUsage(name string) string {
-	var b strings.Builder
-	for _, s := range synopses {
-		if s.name == name || strings.HasPrefix(s.name, name+" ") {
-			fmt.Fprintf(&b, "  %s\n", s.line())
-		}
-	}
-	return b.String()
-}
-
-// helpRequest is what parseFlags returns for -h or --help: run prints the
-// command's help on stdout and exits 0.
-type helpRequest struct{ fs *flag.FlagSet }
-
-func (h *helpRequest) Error() string { return "help requested" }
-
-// text is the command's synopsis, what it does, and every flag with its
-// meaning and default.
-func (h *helpRequest) text() string {
-	var b strings.Builder
-	for _, s := range synopses {
-		if s.name == h.fs.Name() {
-			fmt.Fprintf(&b, "Usage: %s\n\n%s.\n", s.line(), strings.ToUpper(s.what[:1])+s.what[1:])
-		}
-	}
-	var flags []*flag.Flag
-	h.fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
-	if len(flags) == 0 {
-		return b.String()
-	}
-	b.WriteString("\nFlags:\n")
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, f := range flags {
-		arg, meaning := flag.UnquoteUsage(f)
-		if arg != "" {
-			arg = " " + arg
-		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" {
-			meaning += fmt.Sprintf(" (default %s)", d)
-		}
-		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, arg, meaning)
-	}
-	tw.Flush()
-	return b.String()
-}
+// groupUsage is the synopses of a command and of its subcommands.
+func groupUsage(name string) string { return cli.GroupUsage(synopses, name) }
 
 type command struct {
 	name string
@@ -167,15 +106,15 @@ type command struct {
 // the one escape of what outsiders wrote (see terminal).
 type env struct {
 	stdin          io.Reader
-	stdout, stderr *terminal
+	stdout, stderr *terminal.Terminal
 	getenv         func(string) string
 	lookupEnv      func(string) (string, bool)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdin: os.Stdin, stdout: newTerminal(stdout), stderr: newTerminal(stderr), getenv: os.Getenv, lookupEnv: os.LookupEnv}
-	defer e.stderr.flush()
-	defer e.stdout.flush()
+	e := &env{stdin: os.Stdin, stdout: terminal.New(stdout), stderr: terminal.New(stderr), getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	defer e.stderr.Flush()
+	defer e.stdout.Flush()
 	return e.run(ctx, args)
 }
 
@@ -228,21 +167,21 @@ func (e *env) exitCode(name string, err error) int {
 	if err == nil {
 		return 0
 	}
-	var hr *helpRequest
+	var hr *cli.HelpRequest
 	var ue *usageError
-	var ce *configError
+	var ce *config.Error
 	switch {
 	case errors.As(err, &hr):
-		fmt.Fprint(stdout, hr.text())
+		fmt.Fprint(stdout, hr.Text(synopses))
 		return 0
-	case errors.As(err, &ue) && ue.cmd == "":
-		stderr.Printf("ingestd %s: %s\n", name, ue.msg)
+	case errors.As(err, &ue) && ue.Cmd == "":
+		stderr.Printf("ingestd %s: %s\n", name, ue.Msg)
 		return 2
 	case errors.As(err, &ue):
 		// A mistake in the command line's shape: show the shape.
-		stderr.Printf("ingestd %s: %s\nUsage:\n", ue.cmd, ue.msg)
-		fmt.Fprint(stderr, groupUsage(ue.cmd))
-		stderr.Printf("Run `ingestd %s --help` for every flag.\n", ue.cmd)
+		stderr.Printf("ingestd %s: %s\nUsage:\n", ue.Cmd, ue.Msg)
+		fmt.Fprint(stderr, groupUsage(ue.Cmd))
+		stderr.Printf("Run `ingestd %s --help` for every flag.\n", ue.Cmd)
 		return 2
 	case errors.As(err, &ce):
 		stderr.Printf("ingestd %s: %v\n", name, err)
@@ -252,31 +191,8 @@ func (e *env) exitCode(name string, err error) int {
 	return 1
 }
 
-// parseFlags parses flags that may stand before or after positional
-// arguments ("sync support --config f" and "sync --config f support").
-// -h and --help return a *helpRequest, a bad flag a *usageError for the
-// flag set's command.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, &helpRequest{fs: fs}
-			}
-			return nil, &usageError{cmd: fs.Name(), msg: err.Error()}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
+// parseFlags is cli.ParseFlags: flags before or after the arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) { return cli.ParseFlags(fs, args) }
 
 func configFlag(fs *flag.FlagSet, e *env) *string {
 	def := e.getenv("INGESTD_CONFIG")
@@ -284,16 +200,6 @@ func configFlag(fs *flag.FlagSet, e *env) *string {
 		def = "ingestd.yaml"
 	}
 	return fs.String("config", def, "the configuration `file`; without --config, $INGESTD_CONFIG, else the default")
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // humanError is err's message for a person: an application error's code
@@ -305,11 +211,6 @@ func humanError(err error) string {
 		msg = strings.Replace(msg, ie.Error(), ie.Message, 1)
 	}
 	return msg
-}
-
-// isHelp reports whether arg asks for help (-h, --help, help).
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
 
 // plural is "1 document", "2 documents": n and the noun, in the plural

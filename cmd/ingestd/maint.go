@@ -36,7 +36,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
 	if pg == nil {
 		if *rebuild {
-			return &usageError{msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
+			return &usageError{Msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
 		}
 		return nil
 	}
@@ -109,7 +109,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || *instID == "" {
-		return &usageError{cmd: "ingest", msg: "want one path or URL and --installation"}
+		return &usageError{Cmd: "ingest", Msg: "want one path or URL and --installation"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -118,10 +118,10 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, _, err := a.Installation(*instID)
 	if err != nil {
-		return &usageError{msg: ingestd.ErrorMessage(err)}
+		return &usageError{Msg: ingestd.ErrorMessage(err)}
 	}
 	if a.Connector(inst.ID).Reader == nil {
-		return &usageError{msg: fmt.Sprintf("want an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
+		return &usageError{Msg: fmt.Sprintf("want an installation whose kind reads one item (configured: %s); %q is %s", a.readerKinds(), inst.ID, inst.Kind)}
 	}
 	return a.Ingest(ctx, inst.ID, pos[0], func(it ingestd.Item, o pipeline.Outcome) {
 		e.stdout.Printf("%s %s (%s)\n", o, it.ExternalID, ingestd.DocumentID(inst.ID, it.ExternalID))

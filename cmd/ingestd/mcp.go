@@ -10,6 +10,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/client"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/mcpserver"
 )
 
@@ -30,16 +31,16 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.raw())
+	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.Raw())
 	if *server != "" {
 		if *as != "" {
-			return &usageError{msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
+			return &usageError{Msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
 		}
 		token := ""
 		if *tokenEnv != "" {
 			v, ok := e.lookupEnv(*tokenEnv)
 			if !ok || v == "" {
-				return &usageError{msg: fmt.Sprintf("--token-env: environment variable %s is not set", *tokenEnv)}
+				return &usageError{Msg: fmt.Sprintf("--token-env: environment variable %s is not set", *tokenEnv)}
 			}
 			token = v
 		}
@@ -53,9 +54,9 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	p := access.Operator()
 	if *as != "" {
-		i := slices.IndexFunc(a.cfg.Auth.Tokens, func(t TokenConfig) bool { return t.Name == *as })
+		i := slices.IndexFunc(a.cfg.Auth.Tokens, func(t config.TokenConfig) bool { return t.Name == *as })
 		if i < 0 {
-			return &configError{path: a.cfg.path, msg: fmt.Sprintf("--as %q: no token of that name in auth.tokens", *as)}
+			return a.cfg.At(0, fmt.Sprintf("--as %q: no token of that name in auth.tokens", *as))
 		}
 		t := a.cfg.Auth.Tokens[i]
 		p = &access.Principal{Name: t.Name, Scopes: t.Scopes, Installations: t.Installations}
@@ -64,7 +65,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ext, closeGateway, err := a.cfg.gatewayExtension(ctx, e, a.log)
+	ext, closeGateway, err := gatewayExtension(ctx, a.cfg, e, a.log)
 	if err != nil {
 		return err
 	}

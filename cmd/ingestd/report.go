@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 func runProvenance(ctx context.Context, e *env, args []string) error {
@@ -33,15 +33,13 @@ func runProvenance(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeIndented(e.stdout, r)
 	}
 	printReport(e.stdout, r, *perInst)
 	return nil
 }
 
-func printReport(w *terminal, r ingestd.ProvenanceReport, perInst bool) {
+func printReport(w *terminal.Terminal, r ingestd.ProvenanceReport, perInst bool) {
 	w.Printf("%s; %d written outside the organisation (%.1f%%); firewall mode: %s\n",
 		plural(r.Total, "document"), r.ExternallyAuthored, r.ExternallyAuthoredPct, r.Policy.FirewallMode)
 	if cs := r.Policy.UntrustedTurnToolClasses; cs != nil {
@@ -54,26 +52,26 @@ func printReport(w *terminal, r ingestd.ProvenanceReport, perInst bool) {
 			r.Orphaned, ingestd.TierUntrustedExternal)
 	}
 	w.Println()
-	tb := w.table("", "TIER", "DOCUMENTS", "SHARE")
+	tb := w.Table("", "TIER", "DOCUMENTS", "SHARE")
 	for _, t := range r.Tiers {
-		tb.row(t.Tier, t.Count, fmt.Sprintf("%.1f%%", t.Pct))
+		tb.Row(t.Tier, t.Count, fmt.Sprintf("%.1f%%", t.Pct))
 	}
-	_ = tb.flush()
+	_ = tb.Flush()
 	w.Println()
-	tb = w.table("", "INSTALLATION", "KIND", "DECLARED TIER", "DOCUMENTS")
+	tb = w.Table("", "INSTALLATION", "KIND", "DECLARED TIER", "DOCUMENTS")
 	for _, in := range r.Installations {
 		tier := dash(in.Tier)
 		if in.Kind == "" {
 			tier = "not configured"
 		}
-		tb.row(in.ID, dash(in.Kind), tier, in.Documents)
+		tb.Row(in.ID, dash(in.Kind), tier, in.Documents)
 		if perInst {
 			for _, t := range in.Tiers {
-				tb.row("  └ "+t.Tier, "", "", fmt.Sprintf("%d (%.1f%%)", t.Count, t.Pct))
+				tb.Row("  └ "+t.Tier, "", "", fmt.Sprintf("%d (%.1f%%)", t.Count, t.Pct))
 			}
 		}
 	}
-	_ = tb.flush()
+	_ = tb.Flush()
 	if r.ExternallyAuthored > 0 && r.Policy.FirewallMode != "enforce" {
 		w.Printf("\nnote: with firewall mode %q, externally written text can drive tool calls.\n", r.Policy.FirewallMode)
 	}

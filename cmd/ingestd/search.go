@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
+	"github.com/ingestd/ingestd/internal/cli"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -46,20 +47,20 @@ func newSearchFlags(fs *flag.FlagSet, e *env) *searchFlags {
 // usage error naming the flag out of range.
 func (f *searchFlags) request(query string) (ingestd.RetrieveRequest, error) {
 	if *f.topK < 1 || *f.topK > ingestd.MaxTopK {
-		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *f.topK, ingestd.MaxTopK)}
+		return ingestd.RetrieveRequest{}, &usageError{Cmd: "search", Msg: fmt.Sprintf("--top-k %d: want a whole number from 1 to %d", *f.topK, ingestd.MaxTopK)}
 	}
 	switch *f.grounding {
 	case "", ingestd.GroundingAll, ingestd.GroundingAuto:
 	default:
-		return ingestd.RetrieveRequest{}, &usageError{cmd: "search", msg: fmt.Sprintf("--grounding %q is not one of all, auto", *f.grounding)}
+		return ingestd.RetrieveRequest{}, &usageError{Cmd: "search", Msg: fmt.Sprintf("--grounding %q is not one of all, auto", *f.grounding)}
 	}
 	expand, rejected := !*f.noExpand, !*f.noRejected
 	return ingestd.RetrieveRequest{
 		Query:            query,
 		TopK:             *f.topK,
-		Installations:    splitList(*f.insts),
-		Tiers:            splitList(*f.tiers),
-		SourceKinds:      splitList(*f.kinds),
+		Installations:    cli.SplitList(*f.insts),
+		Tiers:            cli.SplitList(*f.tiers),
+		SourceKinds:      cli.SplitList(*f.kinds),
 		Expand:           &expand,
 		IncludeRejected:  &rejected,
 		ExcludeUntrusted: *f.exclude,
@@ -78,7 +79,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return &usageError{cmd: "search", msg: "want a query"}
+		return &usageError{Cmd: "search", Msg: "want a query"}
 	}
 	req, err := f.request(strings.Join(pos, " "))
 	if err != nil {
@@ -96,22 +97,20 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	// The operator's view, through the one scope check: --as-user
 	// narrows it to what that person may read.
 	op := access.Operator()
-	op.Groups = a.cfg.groups()
+	op.Groups = a.cfg.Membership()
 	resp, err := access.NewRetriever(svc).Retrieve(access.NewContext(ctx, op), req)
 	if ingestd.ErrorCode(err) == ingestd.EINVALID {
 		// The request came from the command line: an installation that is
 		// not configured, a --top-k out of range.
-		return &usageError{cmd: "search", msg: ingestd.ErrorMessage(err)}
+		return &usageError{Cmd: "search", Msg: ingestd.ErrorMessage(err)}
 	}
 	if err != nil {
 		return err
 	}
 	if *f.asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp)
+		return writeIndented(e.stdout, resp)
 	}
-	o := renderOptions{color: e.stdout.isTTY(), fenced: *f.fenced}
+	o := renderOptions{color: e.stdout.IsTTY(), fenced: *f.fenced}
 	renderSearch(e.stdout, resp, o)
 	if tv := resp.TrustedView; tv != nil {
 		e.stdout.Printf("\ntrusted view (what exclude_untrusted serves, with its own verdict):\n")
@@ -127,15 +126,6 @@ type renderOptions struct {
 	fenced bool // each chunk's fenced text under it
 }
 
-const (
-	ansiReset  = "\x1b[0m"
-	ansiBold   = "\x1b[1m"
-	ansiDim    = "\x1b[2m"
-	ansiRed    = "\x1b[31m"
-	ansiGreen  = "\x1b[32m"
-	ansiYellow = "\x1b[33m"
-)
-
 // snippetRunes is how much of a chunk's text a row shows.
 const snippetRunes = 100
 
@@ -147,8 +137,8 @@ const snippetRunes = 100
 // escape, each on one line, so no document can drive the terminal,
 // reorder what it shows or forge a row. Write errors are ignored, as for
 // fmt.Fprintf.
-func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderSearch(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	blocks := []struct {
 		name   string
 		chunks []ingestd.ServedChunk
@@ -157,7 +147,7 @@ func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) 
 		w.Printf("nothing in the corpus matches the query: no word of it is indexed and no chunk is similar enough\n")
 	}
 	for _, b := range blocks {
-		paint(ansiBold, b.name)
+		paint(terminal.Bold, b.name)
 		w.Printf(" (%d)\n", len(b.chunks))
 		for i, c := range b.chunks {
 			renderChunk(w, i, c, o)
@@ -168,18 +158,18 @@ func renderSearch(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) 
 
 // renderChunk prints one served chunk: its row, URI, snippet and, with
 // o.fenced, its fenced text.
-func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderChunk(w *terminal.Terminal, i int, c ingestd.ServedChunk, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	title := c.Title
 	if title == "" {
 		title = "(no title)"
 	}
-	tierColour := ansiGreen
+	tierColour := terminal.Green
 	switch {
 	case c.Tier == provenance.Undeclared:
-		tierColour = ansiYellow
+		tierColour = terminal.Yellow
 	case provenance.Untrusted(ingestd.Tier(c.Tier)):
-		tierColour = ansiRed
+		tierColour = terminal.Red
 	}
 	if c.Locator != "" {
 		title += " · " + c.Locator
@@ -193,7 +183,7 @@ func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
 	w.Println()
 	if c.URI != "" {
 		w.Printf("      ")
-		paint(ansiDim, c.URI)
+		paint(terminal.Dim, c.URI)
 		w.Println()
 	}
 	if sn := snippet(c.Text, snippetRunes); sn != "" {
@@ -207,27 +197,27 @@ func renderChunk(w *terminal, i int, c ingestd.ServedChunk, o renderOptions) {
 }
 
 // renderVerdict prints the verdict; an answer without one allows no tool.
-func renderVerdict(w *terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
-	paint := func(code, s string) { w.paint(o.color, code, s) }
+func renderVerdict(w *terminal.Terminal, resp *ingestd.RetrieveResponse, o renderOptions) {
+	paint := func(code, s string) { w.Paint(o.color, code, s) }
 	v := resp.Verdict
 	if v == nil { // an answer whose verdict could not be read allows nothing
-		paint(ansiBold, "verdict")
+		paint(terminal.Bold, "verdict")
 		w.Printf(": ")
-		paint(ansiRed, "tools BLOCKED")
+		paint(terminal.Red, "tools BLOCKED")
 		w.Printf(" (the answer carried none)\n")
 		return
 	}
-	paint(ansiBold, "verdict")
+	paint(terminal.Bold, "verdict")
 	w.Printf(": ")
 	if v.ToolsAllowed {
-		paint(ansiGreen, "tools allowed")
+		paint(terminal.Green, "tools allowed")
 	} else {
-		paint(ansiRed, "tools BLOCKED")
+		paint(terminal.Red, "tools BLOCKED")
 	}
 	w.Printf(" (mode %s, reason %s", v.Mode, v.Reason)
 	if v.WouldBlock && v.ToolsAllowed {
 		w.Printf(", ")
-		paint(ansiYellow, "would block in enforce")
+		paint(terminal.Yellow, "would block in enforce")
 	}
 	w.Println(")")
 	w.Printf("  tool classes allowed: %s\n", toolClassesText(v))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/cli"
 )
 
 // TestSearchTakesEveryRequestField: every field of the retrieve request
@@ -14,9 +15,9 @@ import (
 // and --trusted-view answer as POST /v1/retrieve does with them, and
 // --top-k out of 1..100 is refused rather than read as the default.
 func TestSearchTakesEveryRequestField(t *testing.T) {
-	var syn synopsis
+	var syn cli.Synopsis
 	for _, s := range synopses {
-		if s.name == "search" {
+		if s.Name == "search" {
 			syn = s
 		}
 	}
@@ -35,7 +36,7 @@ func TestSearchTakesEveryRequestField(t *testing.T) {
 			t.Errorf("request field %q has no search flag here: add one (and to this table)", name)
 			continue
 		}
-		if f != "" && !strings.Contains(syn.args, f) {
+		if f != "" && !strings.Contains(syn.Args, f) {
 			t.Errorf("request field %q: the search synopsis lacks %s", name, f)
 		}
 	}

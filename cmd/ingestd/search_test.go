@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/search/*.golden")
@@ -49,7 +50,7 @@ func TestRenderSearchGolden(t *testing.T) {
 	}{{"render", false}, {"render-fenced", true}} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			renderSearch(newTerminal(&buf), renderFixture, renderOptions{fenced: tt.fenced})
+			renderSearch(terminal.New(&buf), renderFixture, renderOptions{fenced: tt.fenced})
 			golden := filepath.Join("testdata", "search", tt.name+".golden")
 			if *updateGolden {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -72,8 +73,8 @@ func TestRenderSearchGolden(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	renderSearch(newTerminal(&buf), renderFixture, renderOptions{color: true})
-	if !strings.Contains(buf.String(), ansiRed+"untrusted-external"+ansiReset) {
+	renderSearch(terminal.New(&buf), renderFixture, renderOptions{color: true})
+	if !strings.Contains(buf.String(), terminal.Red+"untrusted-external"+terminal.Reset) {
 		t.Errorf("no colour on a terminal:\n%q", buf.String())
 	}
 }
@@ -175,7 +176,7 @@ func TestRenderSearchWithoutVerdict(t *testing.T) {
 	resp := *renderFixture
 	resp.Verdict = nil
 	var buf bytes.Buffer
-	renderSearch(newTerminal(&buf), &resp, renderOptions{})
+	renderSearch(terminal.New(&buf), &resp, renderOptions{})
 	if out := buf.String(); !strings.Contains(out, "verdict: tools BLOCKED (the answer carried none)\n") || strings.Contains(out, "tools allowed") {
 		t.Errorf("render without a verdict:\n%s", out)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api"
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/daemon"
 )
 
@@ -28,7 +29,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	switch daemon.Role(*role) {
 	case daemon.RoleAll, daemon.RoleAPI, daemon.RoleWorker:
 	default:
-		return &usageError{msg: fmt.Sprintf("--role %q is not one of all, api, worker", *role)}
+		return &usageError{Msg: fmt.Sprintf("--role %q is not one of all, api, worker", *role)}
 	}
 	a, err := openApp(ctx, e, *cfgPath, asDaemon)
 	if err != nil {
@@ -40,7 +41,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if daemon.Role(*role) != daemon.RoleWorker {
-		closeGateway, err := a.cfg.serveGateway(ctx, e, a.log, &so)
+		closeGateway, err := serveGateway(ctx, a.cfg, e, a.log, &so)
 		if err != nil {
 			return err
 		}
@@ -50,7 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if oe := (*daemon.OptionError)(nil); errors.As(err, &oe) {
 		// A TLS file or a listen address the daemon cannot use is the
 		// configuration's line: exit 2 naming it.
-		return &configError{path: a.cfg.path, line: a.cfg.line(oe.Option), msg: err.Error()}
+		return a.cfg.At(a.cfg.Line(oe.Option), err.Error())
 	}
 	return err
 }
@@ -65,7 +66,7 @@ func (a *app) serveOptions(e *env) (daemon.ServeOptions, error) {
 		return daemon.ServeOptions{}, err
 	}
 	if err := api.CheckListen(cfg.Listen, len(tokens) > 0, cfg.Auth.AllowUnauthenticated); err != nil {
-		return daemon.ServeOptions{}, &configError{path: cfg.path, line: cfg.listenLine(), msg: err.Error()}
+		return daemon.ServeOptions{}, cfg.At(cfg.ListenLine(), err.Error())
 	}
 	if len(tokens) == 0 && len(cfg.ListenHosts) == 0 && api.CheckListen(cfg.Listen, false, false) != nil {
 		// allow_unauthenticated on a reachable address: other machines
@@ -105,18 +106,18 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 		v, ok := e.lookupEnv(t.TokenEnv)
 		v = strings.TrimSpace(v)
 		if !ok || v == "" {
-			return nil, a.cfg.tokenUnset(i)
+			return nil, a.cfg.TokenUnset(i)
 		}
 		if err := api.CheckToken(v); err != nil {
-			return nil, a.cfg.tokenError(i, fmt.Sprintf("the value of %s %s", t.TokenEnv, ingestd.ErrorMessage(err)))
+			return nil, a.cfg.TokenError(i, fmt.Sprintf("the value of %s %s", t.TokenEnv, ingestd.ErrorMessage(err)))
 		}
 		for j, prev := range out {
 			if subtle.ConstantTimeCompare([]byte(prev.Token), []byte(v)) == 1 {
-				return nil, a.cfg.tokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.tokenLine(j)))
+				return nil, a.cfg.TokenError(i, fmt.Sprintf("has the same value as token %q (line %d): every token needs its own", prev.Name, a.cfg.TokenLine(j)))
 			}
 		}
-		tok := a.cfg.personToken(api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t)
-		key, err := a.cfg.assertionKey(e, i)
+		tok := personToken(a.cfg, api.Token{Name: t.Name, Token: v, Scopes: t.Scopes, Installations: t.Installations}, t)
+		key, err := assertionKey(a.cfg, e, i)
 		if err != nil {
 			return nil, err
 		}
@@ -124,4 +125,33 @@ func (a *app) tokens(e *env) ([]api.Token, error) {
 		out = append(out, tok)
 	}
 	return out, nil
+}
+
+// personToken adds the token's person and the groups to tok.
+func personToken(c *config.Config, tok api.Token, t config.TokenConfig) api.Token {
+	if t.User != "" {
+		tok.User, _ = ingestd.UserPrincipal(t.User) // checked by checkPeople
+	}
+	tok.ActForUsers = t.ActForUsers
+	tok.Groups = c.Membership()
+	return tok
+}
+
+// assertionKey reads auth.tokens[i]'s assertion key from the variable
+// assertion_key_env names: nil without the key, an error at the token's
+// line when the variable is unset or shorter than the minimum.
+func assertionKey(c *config.Config, e *env, i int) ([]byte, error) {
+	name := c.Auth.Tokens[i].AssertionKeyEnv
+	if name == "" {
+		return nil, nil
+	}
+	v, ok := e.lookupEnv(name)
+	v = strings.TrimSpace(v)
+	switch {
+	case !ok || v == "":
+		return nil, c.TokenError(i, fmt.Sprintf("environment variable %s (assertion_key_env) is not set", name))
+	case len(v) < ingestd.MinAssertionKeyBytes:
+		return nil, c.TokenError(i, fmt.Sprintf("the value of %s (assertion_key_env) is %d bytes; an assertion key needs at least %d (make one with `openssl rand -hex 32`)", name, len(v), ingestd.MinAssertionKeyBytes))
+	}
+	return []byte(v), nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // installationsBody is the body of GET /v1/installations and of
@@ -41,9 +42,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case len(pos) > 1:
-		return &usageError{cmd: "status", msg: "want at most one installation id"}
+		return &usageError{Cmd: "status", Msg: "want at most one installation id"}
 	case *runs < 1:
-		return &usageError{cmd: "status", msg: fmt.Sprintf("--runs %d: show at least one pass", *runs)}
+		return &usageError{Cmd: "status", Msg: fmt.Sprintf("--runs %d: show at least one pass", *runs)}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -68,7 +69,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	i := slices.IndexFunc(sts, func(s ingestd.InstallationStatus) bool { return s.ID == id })
 	if i < 0 {
 		_, _, err := a.Installation(id)
-		return &usageError{msg: ingestd.ErrorMessage(err)}
+		return &usageError{Msg: ingestd.ErrorMessage(err)}
 	}
 	passes, err := a.Health().Runs(ctx, id, min(*runs, 1000))
 	if err != nil {
@@ -85,6 +86,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	return renderRuns(e.stdout, passes, now)
 }
 
+// writeIndented writes v as indented JSON: every --json output.
 func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -93,8 +95,8 @@ func writeIndented(w io.Writer, v any) error {
 
 // renderStatus prints one row per installation, then, under the table,
 // why each one that needs a person does: a line that starts with "!".
-func renderStatus(w *terminal, sts []ingestd.InstallationStatus, now time.Time) error {
-	tb := w.table("", "INSTALLATION", "KIND", "TIER", "DOCS", "LAST PASS", "LAST SUCCESS", "FAILED IN A ROW", "NEXT PASS", "HEALTH")
+func renderStatus(w *terminal.Terminal, sts []ingestd.InstallationStatus, now time.Time) error {
+	tb := w.Table("", "INSTALLATION", "KIND", "TIER", "DOCS", "LAST PASS", "LAST SUCCESS", "FAILED IN A ROW", "NEXT PASS", "HEALTH")
 	for _, s := range sts {
 		last := "never"
 		if r := s.LastRun; r != nil {
@@ -116,9 +118,9 @@ func renderStatus(w *terminal, sts []ingestd.InstallationStatus, now time.Time) 
 		if s.Unmapped > 0 {
 			docs += fmt.Sprintf(" (%d unmapped)", s.Unmapped)
 		}
-		tb.row(s.ID, s.Kind, s.Tier, docs, last, success, s.ConsecutiveFailures, next, healthMark(s.Health.Status))
+		tb.Row(s.ID, s.Kind, s.Tier, docs, last, success, s.ConsecutiveFailures, next, healthMark(s.Health.Status))
 	}
-	if err := tb.flush(); err != nil {
+	if err := tb.Flush(); err != nil {
 		return err
 	}
 	for _, s := range sts {
@@ -146,21 +148,21 @@ func healthMark(status string) string {
 }
 
 // renderRuns prints an installation's passes, newest first.
-func renderRuns(w *terminal, runs []ingestd.SyncRun, now time.Time) error {
+func renderRuns(w *terminal.Terminal, runs []ingestd.SyncRun, now time.Time) error {
 	if len(runs) == 0 {
 		w.Println("no sync pass is recorded")
 		return nil
 	}
-	tb := w.table("", "STARTED", "TRIGGER", "TOOK", "SEEN", "ADDED", "CHANGED", "UNCHANGED", "DELETED", "FAILED", "SKIPPED", "QUEUED", "RESULT")
+	tb := w.Table("", "STARTED", "TRIGGER", "TOOK", "SEEN", "ADDED", "CHANGED", "UNCHANGED", "DELETED", "FAILED", "SKIPPED", "QUEUED", "RESULT")
 	for _, r := range runs {
 		result := "ok"
 		if !r.OK() {
 			result = "failed: " + r.Error
 		}
-		tb.row(ago(r.StartedAt, now), r.Trigger, round(r.Duration),
+		tb.Row(ago(r.StartedAt, now), r.Trigger, round(r.Duration),
 			r.Seen, r.Added, r.Changed, r.Unchanged, r.Deleted, r.Failed, r.Skipped, r.Queued, result)
 	}
-	if err := tb.flush(); err != nil {
+	if err := tb.Flush(); err != nil {
 		return err
 	}
 	if c := runs[0].Cursors; c != "" {

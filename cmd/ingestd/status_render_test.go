@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // TestStatusShowsUnmapped: `ingestd status` says how many of an
@@ -14,7 +15,7 @@ import (
 func TestStatusShowsUnmapped(t *testing.T) {
 	var out strings.Builder
 	now := time.Now()
-	err := renderStatus(newTerminal(&out), []ingestd.InstallationStatus{
+	err := renderStatus(terminal.New(&out), []ingestd.InstallationStatus{
 		{ID: "support", Kind: "imap", Tier: "untrusted-external", Documents: 12, Unmapped: 3, Health: ingestd.Health{Status: ingestd.HealthPending}},
 		{ID: "handbook", Kind: "files", Tier: "trusted-internal", Documents: 5, Health: ingestd.Health{Status: ingestd.HealthPending}},
 	}, now)

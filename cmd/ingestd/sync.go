@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 	"github.com/ingestd/ingestd/pipeline"
 )
 
@@ -23,7 +23,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return &usageError{cmd: "sync", msg: "want one installation id"}
+		return &usageError{Cmd: "sync", Msg: "want one installation id"}
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -32,12 +32,12 @@ func runSync(ctx context.Context, e *env, args []string) error {
 	defer a.Close()
 	inst, _, err := a.Installation(pos[0])
 	if err != nil {
-		return &usageError{msg: ingestd.ErrorMessage(err)}
+		return &usageError{Msg: ingestd.ErrorMessage(err)}
 	}
 	if *queue {
 		return a.queueSyncNow(ctx, e, inst.ID)
 	}
-	prog := newProgress(e.stderr, inst.ID, e.stderr.isTTY())
+	prog := newProgress(e.stderr, inst.ID, e.stderr.IsTTY())
 	_, before := a.Embedder().Stats()
 	sum, err := a.Sync(ctx, inst.ID, ingestd.TriggerManual, prog)
 	prog.done()
@@ -50,9 +50,7 @@ func runSync(ctx context.Context, e *env, args []string) error {
 			pipeline.Summary
 			Embedded int64 `json:"embedded"`
 		}{sum, embedded}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if encErr := enc.Encode(out); encErr != nil {
+		if encErr := writeIndented(e.stdout, out); encErr != nil {
 			return encErr
 		}
 	} else {
@@ -80,7 +78,7 @@ const maxSkipLines = 10
 // otherwise (so logs of a scheduled job stay short).
 type progress struct {
 	mu    sync.Mutex
-	w     *terminal
+	w     *terminal.Terminal
 	name  string
 	bar   *progressbar.ProgressBar
 	total int
@@ -91,13 +89,13 @@ type progress struct {
 
 var _ pipeline.Progress = (*progress)(nil)
 
-func newProgress(w *terminal, name string, tty bool) *progress {
+func newProgress(w *terminal.Terminal, name string, tty bool) *progress {
 	p := &progress{w: w, name: name}
 	if tty {
 		// The bar draws with control sequences; it shows our own words
 		// only (the installation id and counts), so it writes raw.
 		p.bar = progressbar.NewOptions(-1,
-			progressbar.OptionSetWriter(w.raw()),
+			progressbar.OptionSetWriter(w.Raw()),
 			progressbar.OptionSetDescription(name),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -15,6 +14,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/config"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // rawControl returns the first character in s that would drive or
@@ -168,101 +170,6 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 	}
 }
 
-// TestTerminalEscapes: what Write lets through and what it escapes, one
-// case per class, written apart from the rule (rawControl) so the two
-// check each other; Printf and table also keep each value on one line.
-func TestTerminalEscapes(t *testing.T) {
-	for _, tt := range []struct {
-		name, in, want string
-	}{
-		{"plain text", "café 日本 😀 a\tb\n", "café 日本 😀 a\tb\n"},
-		{"ESC and CSI", "a\x1b[2Jb", `a\u001b[2Jb`},
-		{"OSC 0 with BEL", "\x1b]0;pwned\a", `\u001b]0;pwned\u0007`},
-		{"OSC 52 with ST", "\x1b]52;c;eA==\x1b\\", `\u001b]52;c;eA==\u001b\`},
-		{"carriage return", "ok\rFAILED", `ok\rFAILED`},
-		{"backspace and NUL", "a\bb\x00", `a\u0008b\u0000`},
-		{"DEL", "a\x7fb", `a\u007fb`},
-		{"C1 CSI", "a\u009b2Jb", `a\u009b2Jb`},
-		{"C1 OSC", "a\u009d0;x\u009cb", `a\u009d0;x\u009cb`},
-		{"bidi override", "abc\u202egpj.exe", `abc\u202egpj.exe`},
-		{"bidi isolate", "a\u2066b\u2069", `a\u2066b\u2069`},
-		{"marks", "a\u200e\u200f\u061cb", `a\u200e\u200f\u061cb`},
-		{"zero-width", "a\u200b\u200c\u200d\u2060b", `a\u200b\u200c\u200d\u2060b`},
-		{"byte-order mark", "\ufeffa", `\ufeffa`},
-		{"soft hyphen", "a\u00adb", `a\u00adb`},
-		{"tag characters", "a\U000E0041\U000E007Fb", `a\udb40\udc41\udb40\udc7fb`},
-		{"line separator", "a\u2028b\u2029c", `a\u2028b\u2029c`},
-		{"invalid UTF-8", "a\xffb\xc3", "a\uFFFDb\uFFFD"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			term := newTerminal(&buf)
-			// One byte a Write: a character cut between Writes is whole.
-			for i := 0; i < len(tt.in); i++ {
-				if _, err := term.Write([]byte{tt.in[i]}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			term.flush()
-			if got := buf.String(); got != tt.want {
-				t.Errorf("Write(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			if r, ok := rawControl(buf.String()); ok {
-				t.Errorf("U+%04X passed", r)
-			}
-			buf.Reset()
-			term.Printf("[%s] [%v] [%s]\n", tt.in, []string{tt.in}, errors.New(tt.in))
-			if got := buf.String(); strings.Count(got, "\n") != 1 || strings.Contains(got, "\t") {
-				t.Errorf("Printf put a value on more than one line or column: %q", got)
-			}
-			if r, ok := rawControl(buf.String()); ok {
-				t.Errorf("Printf: U+%04X passed", r)
-			}
-		})
-	}
-
-	var buf bytes.Buffer
-	tb := newTerminal(&buf).table("  ", "A", "B")
-	tb.row("x\ty\nFORGED", 1)
-	if err := tb.flush(); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := buf.String(), "  A             B\n  x\\ty\\nFORGED  1\n"; got != want {
-		t.Errorf("table = %q, want %q", got, want)
-	}
-
-	buf.Reset()
-	newTerminal(&buf).paint(true, ansiRed, "BLOCKED\x1b[0m\x1b[32m allowed")
-	if got, want := buf.String(), ansiRed+`BLOCKED\u001b[0m\u001b[32m allowed`+ansiReset; got != want {
-		t.Errorf("paint = %q, want %q: a value ended our style early", got, want)
-	}
-}
-
-// hostileValue holds every class a terminal must not get raw.
-const hostileValue = "a\x1b]0;pwned\a\x1b[2J\u009b2J\x7f\r\nFORGED\u202egpj.exe\u2066\u200b\ufeff\U000E0041\u2028z"
-
-// TestJSONThroughTheTerminalIsTheSameJSON: an encoder writing through a
-// terminal gives JSON that decodes to the exact values, with nothing raw.
-func TestJSONThroughTheTerminalIsTheSameJSON(t *testing.T) {
-	in := map[string]any{hostileValue: []string{hostileValue, "plain"}, "n": 1.5}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(newTerminal(&buf))
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(in); err != nil {
-		t.Fatal(err)
-	}
-	if r, ok := rawControl(buf.String()); ok {
-		t.Errorf("U+%04X passed: %q", r, buf.String())
-	}
-	var out map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
-		t.Fatalf("%v: %q", err, buf.String())
-	}
-	if got := out[hostileValue].([]any)[0]; got != hostileValue {
-		t.Errorf("decoded %q, want %q", got, hostileValue)
-	}
-}
-
 // TestLogRecordsKeepControlsEscaped: the logger a command gets (text or
 // JSON, as log.format says) writes a hostile message, key and value with
 // nothing raw: slog's text handler quotes what needs it, its JSON handler
@@ -271,7 +178,7 @@ func TestJSONThroughTheTerminalIsTheSameJSON(t *testing.T) {
 func TestLogRecordsKeepControlsEscaped(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		log := newLogger(newTerminal(&buf), LogConfig{Format: format}, true)
+		log := newLogger(terminal.New(&buf), config.LogConfig{Format: format}, true)
 		log.Warn("sync.item_failed "+hostileValue, "external_id", hostileValue, hostileValue, "v")
 		out := buf.String()
 		if r, ok := rawControl(out); ok {
@@ -291,7 +198,7 @@ func TestLogRecordsKeepControlsEscaped(t *testing.T) {
 
 // TestOutputGoesThroughTheTerminal reads this package's source: only
 // main hands the process's streams to run, which wraps them in terminals
-// (env's streams are *terminal, so every command's output passes Write);
+// (env's streams are *terminal.Terminal, so every command's output passes Write);
 // only the functions named here reach the raw stream, each for output
 // that is not text for a person. A new command that needs the raw
 // stream is added here, with its reason.
@@ -322,8 +229,8 @@ func TestOutputGoesThroughTheTerminal(t *testing.T) {
 					}
 					for _, fld := range ts.Type.(*ast.StructType).Fields.List {
 						for _, id := range fld.Names {
-							if (id.Name == "stdout" || id.Name == "stderr") && types.ExprString(fld.Type) != "*terminal" {
-								t.Errorf("%s: env.%s is %s, not *terminal", name, id.Name, types.ExprString(fld.Type))
+							if (id.Name == "stdout" || id.Name == "stderr") && types.ExprString(fld.Type) != "*terminal.Terminal" {
+								t.Errorf("%s: env.%s is %s, not *terminal.Terminal", name, id.Name, types.ExprString(fld.Type))
 							}
 						}
 					}
@@ -338,8 +245,8 @@ func TestOutputGoesThroughTheTerminal(t *testing.T) {
 						t.Errorf("%s: %s uses os.%s; print through env's terminals", fset.Position(x.Pos()), fn.Name.Name, x.Sel.Name)
 					}
 				case *ast.CallExpr:
-					if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "raw" && len(x.Args) == 0 {
-						if _, ok := rawAllowed[fn.Name.Name]; !ok && fn.Name.Name != "raw" {
+					if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Raw" && len(x.Args) == 0 {
+						if _, ok := rawAllowed[fn.Name.Name]; !ok && fn.Name.Name != "Raw" {
 							t.Errorf("%s: %s writes to the raw stream; only %v may", fset.Position(x.Pos()), fn.Name.Name, slices.Sorted(maps.Keys(rawAllowed)))
 						}
 					}
@@ -349,3 +256,6 @@ func TestOutputGoesThroughTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// hostileValue holds every class a terminal must not get raw.
+const hostileValue = "a\x1b]0;pwned\a\x1b[2J\u009b2J\x7f\r\nFORGED\u202egpj.exe\u2066\u200b\ufeff\U000E0041\u2028z"

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/terminal"
 )
 
 // TestRenderSearchToolClasses: `ingestd search` says which tool classes
@@ -27,7 +28,7 @@ func TestRenderSearchToolClasses(t *testing.T) {
 		resp := *renderFixture
 		resp.Verdict = &tt.v
 		var buf bytes.Buffer
-		renderSearch(newTerminal(&buf), &resp, renderOptions{})
+		renderSearch(terminal.New(&buf), &resp, renderOptions{})
 		if out := buf.String(); !strings.Contains(out, tt.want) {
 			t.Errorf("%s: output lacks %q:\n%s", tt.name, tt.want, out)
 		}

@@ -16,8 +16,8 @@ import (
 func TestHelpListsEveryFlag(t *testing.T) {
 	flagLine := regexp.MustCompile(`^  --([a-z-]+)(?: \S+)?\s{2,}(\S.*)$`)
 	for _, s := range synopses {
-		t.Run(s.name, func(t *testing.T) {
-			name := strings.Fields(s.name)
+		t.Run(s.Name, func(t *testing.T) {
+			name := strings.Fields(s.Name)
 			var outs []string
 			for _, args := range [][]string{
 				append(slices.Clone(name), "--help"),
@@ -34,8 +34,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				t.Errorf("--help, -h and help differ:\n%s\n---\n%s\n---\n%s", outs[0], outs[1], outs[2])
 			}
 			out := outs[0]
-			if !strings.HasPrefix(out, "Usage: "+s.line()+"\n") {
-				t.Fatalf("help does not start with the synopsis %q:\n%s", s.line(), out)
+			if !strings.HasPrefix(out, "Usage: "+s.Line()+"\n") {
+				t.Fatalf("help does not start with the synopsis %q:\n%s", s.Line(), out)
 			}
 			var flags []string
 			for _, line := range strings.Split(out, "\n") {
@@ -46,11 +46,11 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				}
 			}
 			for _, f := range flags {
-				if f != "config" && !strings.Contains(s.args, "--"+f) {
-					t.Errorf("flag --%s is not in the synopsis %q", f, s.line())
+				if f != "config" && !strings.Contains(s.Args, "--"+f) {
+					t.Errorf("flag --%s is not in the synopsis %q", f, s.Line())
 				}
 			}
-			for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(s.args, -1) {
+			for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(s.Args, -1) {
 				if !slices.Contains(flags, m[1]) {
 					t.Errorf("the synopsis names --%s, which the command does not take:\n%s", m[1], out)
 				}
@@ -67,8 +67,8 @@ func TestUsageListsEveryCommand(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, s := range synopses {
-		if !strings.Contains(out, "  "+s.line()+"\n") {
-			t.Errorf("usage lacks %q", s.line())
+		if !strings.Contains(out, "  "+s.Line()+"\n") {
+			t.Errorf("usage lacks %q", s.Line())
 		}
 	}
 	for _, group := range []string{"dlq", "bench"} {
@@ -104,7 +104,7 @@ func TestUsageMatchesREADME(t *testing.T) {
 	}
 	var usage []string
 	for _, s := range synopses {
-		usage = append(usage, s.line())
+		usage = append(usage, s.Line())
 	}
 	for _, d := range documented {
 		if !slices.Contains(usage, d) {

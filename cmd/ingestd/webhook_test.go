@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/connectors"
 	"github.com/ingestd/ingestd/connectors/webhook"
 )
@@ -308,12 +309,12 @@ func TestWebhookConfigReplayWindow(t *testing.T) {
 		t.Run(tt.block, func(t *testing.T) {
 			reg := registry()
 			raw := "installations:\n  - {id: hooks, kind: webhook, tier: untrusted-external, webhook: " + tt.block + "}\n"
-			cfg, err := parseConfig("ingestd.yaml", []byte(raw), reg)
+			cfg, err := config.Parse("ingestd.yaml", []byte(raw), reg)
 			var c connectors.Connector
 			if err == nil {
 				ic := cfg.Installations[0]
 				c, err = reg.Build(ic.Installation(), connectors.Settings{
-					Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+					Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
 					LookupEnv: func(string) (string, bool) { return "whsec_c2VjcmV0", true },
 				})
 			}

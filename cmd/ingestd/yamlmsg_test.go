@@ -11,7 +11,7 @@ import (
 // Go types ("cannot construct !!timestamp into time.Duration").
 func TestConfigTypeErrorsInPlainWords(t *testing.T) {
 	const quiet = "data_dir: ./data\n"
-	goish := regexp.MustCompile(`cannot construct|!!|time\.Duration|\bint\b|\[\]string|main\.`)
+	goish := regexp.MustCompile(`cannot construct|!!|time\.Duration|\bint\b|\[\]string|main\.|config\.`)
 	for _, tt := range []struct {
 		name, body, line, want string
 	}{

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/api"
 )
 
 // People in the configuration: who may read each installation's
@@ -39,7 +38,7 @@ import (
 // decodeReaders reads an installation's readers or readers_by_path key.
 func (c *Config) decodeReaders(ic *InstallationConfig, k, v *yaml.Node) error {
 	fail := func(line int, format string, args ...any) error {
-		return &configError{path: c.path, line: line, msg: fmt.Sprintf("installation %q: %s: ", ic.ID, k.Value) + fmt.Sprintf(format, args...)}
+		return &Error{Path: c.path, Line: line, Msg: fmt.Sprintf("installation %q: %s: ", ic.ID, k.Value) + fmt.Sprintf(format, args...)}
 	}
 	if k.Value == "readers" {
 		var names []string
@@ -118,11 +117,11 @@ func (c *Config) peopleConfigured() bool {
 func (c *Config) checkPeople() error {
 	for g, members := range c.Groups {
 		if _, err := ingestd.ParsePrincipal("group:" + g); err != nil {
-			return &configError{path: c.path, line: c.line("groups"), msg: fmt.Sprintf("groups: %q: %s", g, ingestd.ErrorMessage(err))}
+			return &Error{Path: c.path, Line: c.Line("groups"), Msg: fmt.Sprintf("groups: %q: %s", g, ingestd.ErrorMessage(err))}
 		}
 		for _, m := range members {
 			if _, err := ingestd.ParsePrincipal(m); err != nil || m == string(ingestd.Everyone) {
-				return &configError{path: c.path, line: c.line("groups"), msg: fmt.Sprintf("groups: %s: member %q is not user:<address> or group:<name>", g, m)}
+				return &Error{Path: c.path, Line: c.Line("groups"), Msg: fmt.Sprintf("groups: %s: member %q is not user:<address> or group:<name>", g, m)}
 			}
 		}
 	}
@@ -136,21 +135,21 @@ func (c *Config) checkPeople() error {
 		}
 		switch {
 		case n > 1:
-			return c.tokenError(i, "user, act_for_users, assertion_key_env and service exclude each other: a token reads for one person, for the person each request names (trusted, or signed), or for no one in particular")
+			return c.TokenError(i, "user, act_for_users, assertion_key_env and service exclude each other: a token reads for one person, for the person each request names (trusted, or signed), or for no one in particular")
 		case n == 0 && people:
-			return c.tokenError(i, "people are configured (groups or readers), so the token must say whom it reads for: user: <address>, act_for_users: true, assertion_key_env: <variable>, or service: true (the operator's view, unmapped documents included)")
+			return c.TokenError(i, "people are configured (groups or readers), so the token must say whom it reads for: user: <address>, act_for_users: true, assertion_key_env: <variable>, or service: true (the operator's view, unmapped documents included)")
 		}
 		if t.User != "" {
 			if _, err := ingestd.UserPrincipal(t.User); err != nil {
-				return c.tokenError(i, "user: "+ingestd.ErrorMessage(err))
+				return c.TokenError(i, "user: "+ingestd.ErrorMessage(err))
 			}
 		}
 	}
 	return nil
 }
 
-// groups is the configured membership as the root's vocabulary.
-func (c *Config) groups() ingestd.Groups {
+// Membership is the configured group membership as the root's vocabulary.
+func (c *Config) Membership() ingestd.Groups {
 	if len(c.Groups) == 0 {
 		return nil
 	}
@@ -162,33 +161,4 @@ func (c *Config) groups() ingestd.Groups {
 		}
 	}
 	return out
-}
-
-// personToken adds the token's person and the groups to tok.
-func (c *Config) personToken(tok api.Token, t TokenConfig) api.Token {
-	if t.User != "" {
-		tok.User, _ = ingestd.UserPrincipal(t.User) // checked by checkPeople
-	}
-	tok.ActForUsers = t.ActForUsers
-	tok.Groups = c.groups()
-	return tok
-}
-
-// assertionKey reads auth.tokens[i]'s assertion key from the variable
-// assertion_key_env names: nil without the key, an error at the token's
-// line when the variable is unset or shorter than the minimum.
-func (c *Config) assertionKey(e *env, i int) ([]byte, error) {
-	name := c.Auth.Tokens[i].AssertionKeyEnv
-	if name == "" {
-		return nil, nil
-	}
-	v, ok := e.lookupEnv(name)
-	v = strings.TrimSpace(v)
-	switch {
-	case !ok || v == "":
-		return nil, c.tokenError(i, fmt.Sprintf("environment variable %s (assertion_key_env) is not set", name))
-	case len(v) < ingestd.MinAssertionKeyBytes:
-		return nil, c.tokenError(i, fmt.Sprintf("the value of %s (assertion_key_env) is %d bytes; an assertion key needs at least %d (make one with `openssl rand -hex 32`)", name, len(v), ingestd.MinAssertionKeyBytes))
-	}
-	return []byte(v), nil
 }

@@ -1,4 +1,18 @@
-package main
+// Package config is ingestd's configuration file: its typed blocks, the
+// one decoding of it (plainTree: each key once, merge keys expanded,
+// aliases resolved; then a strict decode that refuses unknown keys, and
+// each installation's block kept for its connector), the defaults and
+// every validation, numbers in range included. Every refusal is an
+// *Error naming file:line, and a Config keeps the line of each key so a
+// caller that refuses a value later (a variable that is unset, a
+// certificate that does not load, an upstream that offers other tools)
+// says where it is written.
+//
+// It reads the file and stats data_dir, and nothing else: it never reads
+// the environment and opens no store, queue or listener. Secrets are
+// never in the file, only *_env keys naming variables, which cmd/ingestd
+// reads.
+package config
 
 import (
 	"bytes"
@@ -8,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,10 +29,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/ingestd/ingestd"
-	"github.com/ingestd/ingestd/api"
-	"github.com/ingestd/ingestd/api/access"
 	"github.com/ingestd/ingestd/connectors"
-	"github.com/ingestd/ingestd/firewall"
 	"github.com/ingestd/ingestd/provenance"
 )
 
@@ -29,7 +39,7 @@ import (
 type Config struct {
 	DataDir       string               `yaml:"data_dir"`
 	Listen        string               `yaml:"listen"`
-	ListenHosts   []string             `yaml:"listen_hosts"` // Host names served besides loopback (api.Options.Hosts)
+	ListenHosts   []string             `yaml:"listen_hosts"` // Host names served besides loopback (the API guard's Hosts)
 	Store         StoreConfig          `yaml:"store"`
 	NATS          NATSConfig           `yaml:"nats"`
 	Embedder      EmbedderConfig       `yaml:"embedder"`
@@ -41,7 +51,7 @@ type Config struct {
 	Health        HealthConfig         `yaml:"health"`
 	Erasure       ErasureConfig        `yaml:"erasure"`
 	Installations []InstallationConfig `yaml:"installations"`
-	Gateway       GatewayConfig        `yaml:"gateway"` // see gatewayconfig.go
+	Gateway       GatewayConfig        `yaml:"gateway"` // see gateway.go
 	// Groups is the group membership people's readers resolve with
 	// (people.go): groups: {hr: [user:alice@example.com]}.
 	Groups map[string][]string `yaml:"groups"`
@@ -53,40 +63,40 @@ type Config struct {
 	tokenLines []int          // the line of each auth.tokens entry
 }
 
-// line is the line of a top-level key, 0 when the file lacks it.
-func (c *Config) line(key string) int { return c.lines[key] }
+// Line is the line of a top-level key, 0 when the file lacks it.
+func (c *Config) Line(key string) int { return c.lines[key] }
 
-// listenLine is where a listen address refused for want of auth is
+// ListenLine is where a listen address refused for want of auth is
 // decided: the listen key, else (listen left at its default) auth.
-func (c *Config) listenLine() int {
-	if l := c.line("listen"); l > 0 {
+func (c *Config) ListenLine() int {
+	if l := c.Line("listen"); l > 0 {
 		return l
 	}
-	return c.line("auth")
+	return c.Line("auth")
 }
 
-// tokenLine is the line of auth.tokens[i], else of auth.
-func (c *Config) tokenLine(i int) int {
+// TokenLine is the line of auth.tokens[i], else of auth.
+func (c *Config) TokenLine(i int) int {
 	if i < len(c.tokenLines) {
 		return c.tokenLines[i]
 	}
-	return c.line("auth")
+	return c.Line("auth")
 }
 
-// tokenUnset is the error for auth.tokens[i] whose variable is unset or
+// TokenUnset is the error for auth.tokens[i] whose variable is unset or
 // empty, at the token's line.
-func (c *Config) tokenUnset(i int) error {
-	return c.tokenError(i, fmt.Sprintf("environment variable %s is not set", c.Auth.Tokens[i].TokenEnv))
+func (c *Config) TokenUnset(i int) error {
+	return c.TokenError(i, fmt.Sprintf("environment variable %s is not set", c.Auth.Tokens[i].TokenEnv))
 }
 
-// tokenError is msg about auth.tokens[i], at its line: "auth: token
+// TokenError is msg about auth.tokens[i], at its line: "auth: token
 // "chat": msg" (msg starting with a verb reads "auth: token "chat" msg").
-func (c *Config) tokenError(i int, msg string) error {
+func (c *Config) TokenError(i int, msg string) error {
 	sep := ": "
 	if strings.HasPrefix(msg, "has ") || strings.HasPrefix(msg, "reads ") {
 		sep = " "
 	}
-	return &configError{path: c.path, line: c.tokenLine(i), msg: fmt.Sprintf("auth: token %q%s%s", c.Auth.Tokens[i].Name, sep, msg)}
+	return &Error{Path: c.path, Line: c.TokenLine(i), Msg: fmt.Sprintf("auth: token %q%s%s", c.Auth.Tokens[i].Name, sep, msg)}
 }
 
 // StoreConfig selects the store.
@@ -216,7 +226,7 @@ type HealthConfig struct {
 }
 
 // ErasureConfig holds the erasure key's variable. Without key_env the key
-// is data_dir/erasure.key, made on first use (see erase.go).
+// is data_dir/erasure.key, made on first use (cmd/ingestd's erase.go).
 type ErasureConfig struct {
 	KeyEnv string `yaml:"key_env"`
 }
@@ -256,40 +266,45 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// configError is a configuration error with its location.
-type configError struct {
-	path string
-	line int
-	msg  string
+// Error is a configuration error with its location: the file and, when
+// it has one, the line at fault. Every error Load and Parse return is
+// one, and so is every refusal a caller makes of a value it read from
+// the configuration (Config.At).
+type Error struct {
+	Path string
+	Line int // 0: the file as a whole
+	Msg  string
 }
 
-func (e *configError) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.path, e.line, e.msg)
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", e.path, e.msg)
+	return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 }
 
-// LoadConfig reads and validates the configuration file. Every error names
-// the file and, where it has one, the line.
-func LoadConfig(path string, reg *connectors.Registry) (*Config, error) {
+// Load reads and validates the configuration file, each installation
+// against the kinds reg knows. Every error is an *Error: it names the
+// file and, where it has one, the line.
+func Load(path string, reg *connectors.Registry) (*Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the path is already in front
 		}
-		return nil, &configError{path: path, msg: err.Error() + " (name the file with --config or $INGESTD_CONFIG)"}
+		return nil, &Error{Path: path, Msg: err.Error() + " (name the file with --config or $INGESTD_CONFIG)"}
 	}
-	return parseConfig(path, raw, reg)
+	return Parse(path, raw, reg)
 }
 
-func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, error) {
+// Parse is Load of raw, the contents of the file at path.
+func Parse(path string, raw []byte, reg *connectors.Registry) (*Config, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &configError{path: path, msg: "the file is empty: a configuration lists at least its installations (see the examples folder for complete ones)"}
+			return nil, &Error{Path: path, Msg: "the file is empty: a configuration lists at least its installations (see the examples folder for complete ones)"}
 		}
 		return nil, yamlSyntaxError(path, err)
 	}
@@ -297,7 +312,7 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
-		return nil, &configError{path: path, line: next.Line, msg: "a second YAML document: the configuration is one document (remove the \"---\" or merge what follows it)"}
+		return nil, &Error{Path: path, Line: next.Line, Msg: "a second YAML document: the configuration is one document (remove the \"---\" or merge what follows it)"}
 	case !errors.Is(err, io.EOF):
 		return nil, yamlSyntaxError(path, err)
 	}
@@ -305,7 +320,7 @@ func parseConfig(path string, raw []byte, reg *connectors.Registry) (*Config, er
 		return nil, err
 	}
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, &configError{path: path, line: 1, msg: "the configuration must be a YAML mapping"}
+		return nil, &Error{Path: path, Line: 1, Msg: "the configuration must be a YAML mapping"}
 	}
 	doc := root.Content[0]
 	c := &Config{path: path, dir: filepath.Dir(path), lines: map[string]int{}, subLines: map[string]int{}}
@@ -371,224 +386,164 @@ func (c *Config) decode(doc *yaml.Node, reg *connectors.Registry) error {
 func yamlSyntaxError(path string, err error) error {
 	var le *yaml.LoadError
 	if !errors.As(err, &le) || le.Mark.Line == 0 {
-		return &configError{path: path, msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+		return &Error{Path: path, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	msg := "not valid YAML: " + le.Message
 	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line != le.Mark.Line {
 		msg += fmt.Sprintf(" (%s at line %d)", le.ContextMsg, le.ContextMark.Line)
 	}
-	return &configError{path: path, line: le.Mark.Line, msg: msg}
+	return &Error{Path: path, Line: le.Mark.Line, Msg: msg}
 }
 
+// decodeInstallations decodes the installations list by hand, entry by
+// entry, so each kind's block goes to its connector.
 func (c *Config) decodeInstallations(n *yaml.Node, reg *connectors.Registry) error {
 	if n.Kind != yaml.SequenceNode {
-		return &configError{path: c.path, line: n.Line, msg: "installations must be a list"}
+		return &Error{Path: c.path, Line: n.Line, Msg: "installations must be a list"}
 	}
-	ids := map[string]int{}
+	ids := map[string]int{} // id -> the line of its entry
 	for _, in := range n.Content {
-		if in.Kind != yaml.MappingNode {
-			return &configError{path: c.path, line: in.Line, msg: "each installation must be a mapping with id, kind and tier"}
+		ic, err := c.decodeInstallation(in, reg)
+		if err != nil {
+			return err
 		}
-		ic := InstallationConfig{line: in.Line}
-		keyLines := map[string]int{}
-		for i := 0; i+1 < len(in.Content); i += 2 {
-			k, v := in.Content[i], in.Content[i+1]
-			keyLines[k.Value] = k.Line
-			switch k.Value {
-			case "id":
-				ic.ID = v.Value
-			case "kind":
-				ic.Kind = v.Value
-			case "tier":
-				ic.Tier = v.Value
-			case "interval":
-				var d Duration
-				if err := d.UnmarshalYAML(v); err != nil {
-					return &configError{path: c.path, line: v.Line, msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
-				}
-				ic.Interval = time.Duration(d)
-			case "verified_senders":
-				var vs verifiedSendersConfig
-				if err := strictDecode(c.path, v, &vs, "verified_senders"); err != nil {
-					return err
-				}
-				ic.VerifiedSenders = vs.declaration()
-			case "readers", "readers_by_path":
-				if err := c.decodeReaders(&ic, k, v); err != nil {
-					return err
-				}
-			default:
-				if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
-					m := map[string]string{}
-					if err := v.Decode(&m); err != nil {
-						return &configError{path: c.path, line: v.Line, msg: fmt.Sprintf("installation %q: %s must map values to tiers", ic.ID, k.Value)}
-					}
-					if ic.TierByMeta == nil {
-						ic.TierByMeta = map[string]map[string]ingestd.Tier{}
-					}
-					ic.TierByMeta[key] = map[string]ingestd.Tier{}
-					for val, t := range m {
-						ic.TierByMeta[key][val] = ingestd.Tier(t)
-					}
-					continue
-				}
-				if _, ok := reg.Kind(k.Value); !ok {
-					return &configError{path: c.path, line: k.Line, msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, readers, readers_by_path, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
-				}
-				ic.block = v
-			}
+		if prev, dup := ids[ic.ID]; dup {
+			return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", ic.ID, prev)}
 		}
-		name := ic.ID
-		if name == "" {
-			return &configError{path: c.path, line: in.Line, msg: "installation without an id"}
-		}
-		if !validID(name) {
-			return &configError{path: c.path, line: keyLines["id"], msg: fmt.Sprintf("installation id %q: use 1 to 128 letters, digits, '-' or '_' (it names NATS subjects and URL paths)", name)}
-		}
-		if prev, dup := ids[name]; dup {
-			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q is declared twice (first at line %d)", name, prev)}
-		}
-		ids[name] = in.Line
-		if ic.Kind == "" {
-			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q has no kind (one of %s)", name, strings.Join(reg.Names(), ", "))}
-		}
-		if ic.Tier == "" {
-			return &configError{path: c.path, line: in.Line, msg: fmt.Sprintf("installation %q declares no tier; every installation must declare one of: %s", name, provenance.ValidList())}
-		}
-		if err := reg.Check(ic.Installation()); err != nil {
-			line := keyLines["tier"]
-			if strings.Contains(err.Error(), "verified_senders") {
-				line = keyLines["verified_senders"]
-			} else if strings.Contains(err.Error(), "tier_by_") {
-				for k, l := range keyLines {
-					if strings.HasPrefix(k, "tier_by_") {
-						line = l
-					}
-				}
-			}
-			if _, ok := reg.Kind(ic.Kind); !ok {
-				line = keyLines["kind"]
-			}
-			return &configError{path: c.path, line: line, msg: ingestd.ErrorMessage(err)}
-		}
-		if ic.block != nil {
-			// The block must be the one named by the kind.
-			for i := 0; i+1 < len(in.Content); i += 2 {
-				if in.Content[i+1] == ic.block && in.Content[i].Value != ic.Kind {
-					return &configError{path: c.path, line: in.Content[i].Line, msg: fmt.Sprintf("installation %q is of kind %q but has a %q block", name, ic.Kind, in.Content[i].Value)}
-				}
-			}
+		ids[ic.ID] = in.Line
+		if err := c.checkInstallation(ic, in, reg); err != nil {
+			return err
 		}
 		c.Installations = append(c.Installations, ic)
 	}
 	return nil
 }
 
-func (c *Config) validate(doc *yaml.Node) error {
-	line := c.line
-	if c.DataDir == "" {
-		c.DataDir = "./data"
+// decodeInstallation decodes one entry's keys and checks its id.
+func (c *Config) decodeInstallation(in *yaml.Node, reg *connectors.Registry) (InstallationConfig, error) {
+	ic := InstallationConfig{line: in.Line}
+	if in.Kind != yaml.MappingNode {
+		return ic, &Error{Path: c.path, Line: in.Line, Msg: "each installation must be a mapping with id, kind and tier"}
 	}
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:7700"
-	}
-	switch c.Store.Driver {
-	case "":
-		c.Store.Driver = "sqlite"
-	case "sqlite":
-	case "postgres":
-		if c.Store.URLEnv == "" {
-			return &configError{path: c.path, line: line("store"), msg: "store: driver postgres needs url_env naming the variable that holds the connection URL"}
+	for i := 0; i+1 < len(in.Content); i += 2 {
+		if err := c.decodeInstallationKey(&ic, in.Content[i], in.Content[i+1], reg); err != nil {
+			return ic, err
 		}
+	}
+	switch {
+	case ic.ID == "":
+		return ic, &Error{Path: c.path, Line: in.Line, Msg: "installation without an id"}
+	case !validID(ic.ID):
+		return ic, &Error{Path: c.path, Line: keyLine(in, "id"), Msg: fmt.Sprintf("installation id %q: use 1 to 128 letters, digits, '-' or '_' (it names NATS subjects and URL paths)", ic.ID)}
+	}
+	return ic, nil
+}
+
+// decodeInstallationKey decodes one key of an installation's entry: a
+// common key, a tier_by_<meta key> map, or the block of a known kind.
+func (c *Config) decodeInstallationKey(ic *InstallationConfig, k, v *yaml.Node, reg *connectors.Registry) error {
+	switch k.Value {
+	case "id":
+		ic.ID = v.Value
+	case "kind":
+		ic.Kind = v.Value
+	case "tier":
+		ic.Tier = v.Value
+	case "interval":
+		var d Duration
+		if err := d.UnmarshalYAML(v); err != nil {
+			return &Error{Path: c.path, Line: v.Line, Msg: "interval: " + strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", v.Line))}
+		}
+		ic.Interval = time.Duration(d)
+	case "verified_senders":
+		var vs verifiedSendersConfig
+		if err := strictDecode(c.path, v, &vs, "verified_senders"); err != nil {
+			return err
+		}
+		ic.VerifiedSenders = vs.declaration()
+	case "readers", "readers_by_path":
+		return c.decodeReaders(ic, k, v)
 	default:
-		return &configError{path: c.path, line: line("store"), msg: fmt.Sprintf("store: driver %q is not one of sqlite, postgres", c.Store.Driver)}
-	}
-	if err := c.validateNATS(doc); err != nil {
-		return err
-	}
-	switch c.Embedder.Kind {
-	case "":
-		c.Embedder.Kind = "lexical"
-	case "lexical":
-	case "openai":
-		if c.Embedder.BaseURL == "" || c.Embedder.Model == "" {
-			return &configError{path: c.path, line: line("embedder"), msg: "embedder: kind openai needs base_url and model"}
+		if key, ok := strings.CutPrefix(k.Value, "tier_by_"); ok && key != "" {
+			return c.decodeTierBy(ic, key, k, v)
 		}
-	default:
-		return &configError{path: c.path, line: line("embedder"), msg: fmt.Sprintf("embedder: kind %q is not one of lexical, openai", c.Embedder.Kind)}
-	}
-	if c.Embedder.Dims == 0 && c.Embedder.Kind == "lexical" {
-		c.Embedder.Dims = 384
-	}
-	if c.Embedder.Dims < 0 || c.Embedder.Dims > 8192 {
-		return &configError{path: c.path, line: line("embedder"), msg: fmt.Sprintf("embedder: dims %d is out of range 1..8192", c.Embedder.Dims)}
-	}
-	mode, err := firewall.ParseMode(c.Firewall.Mode)
-	if err != nil {
-		return &configError{path: c.path, line: line("firewall"), msg: "firewall: " + ingestd.ErrorMessage(err)}
-	}
-	c.Firewall.Mode = mode
-	for i, t := range c.Auth.Tokens {
-		at := c.tokenLine(i)
-		if t.Name == "" || t.TokenEnv == "" {
-			return &configError{path: c.path, line: at, msg: "auth: every token needs name and token_env"}
+		if _, ok := reg.Kind(k.Value); !ok {
+			return &Error{Path: c.path, Line: k.Line, Msg: fmt.Sprintf("installation %q: unknown key %q (valid: id, kind, tier, interval, tier_by_<meta key>, verified_senders, readers, readers_by_path, and the block named by its kind: %s)", ic.ID, k.Value, strings.Join(reg.Names(), ", "))}
 		}
-		for j, prev := range c.Auth.Tokens[:i] {
-			switch {
-			case prev.Name == t.Name:
-				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token name %q is given twice (first at line %d): refusals and logs name tokens by it", t.Name, c.tokenLine(j))}
-			case prev.TokenEnv == t.TokenEnv:
-				return c.tokenError(i, fmt.Sprintf("reads %s, as token %q (line %d) does: two tokens of one value would be one token, the first listed", t.TokenEnv, prev.Name, c.tokenLine(j)))
+		ic.block = v
+	}
+	return nil
+}
+
+// decodeTierBy decodes a tier_by_<key> map: meta values to tiers.
+func (c *Config) decodeTierBy(ic *InstallationConfig, key string, k, v *yaml.Node) error {
+	m := map[string]string{}
+	if err := v.Decode(&m); err != nil {
+		return &Error{Path: c.path, Line: v.Line, Msg: fmt.Sprintf("installation %q: %s must map values to tiers", ic.ID, k.Value)}
+	}
+	if ic.TierByMeta == nil {
+		ic.TierByMeta = map[string]map[string]ingestd.Tier{}
+	}
+	ic.TierByMeta[key] = map[string]ingestd.Tier{}
+	for val, t := range m {
+		ic.TierByMeta[key][val] = ingestd.Tier(t)
+	}
+	return nil
+}
+
+// checkInstallation checks a decoded entry against its kind: a kind and
+// a tier declared, the registry's rules for them, and a block, if any,
+// named by the kind.
+func (c *Config) checkInstallation(ic InstallationConfig, in *yaml.Node, reg *connectors.Registry) error {
+	if ic.Kind == "" {
+		return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q has no kind (one of %s)", ic.ID, strings.Join(reg.Names(), ", "))}
+	}
+	if ic.Tier == "" {
+		return &Error{Path: c.path, Line: in.Line, Msg: fmt.Sprintf("installation %q declares no tier; every installation must declare one of: %s", ic.ID, provenance.ValidList())}
+	}
+	if err := reg.Check(ic.Installation()); err != nil {
+		return &Error{Path: c.path, Line: checkLine(in, ic, reg, err), Msg: ingestd.ErrorMessage(err)}
+	}
+	if ic.block == nil {
+		return nil
+	}
+	for i := 0; i+1 < len(in.Content); i += 2 {
+		if in.Content[i+1] == ic.block && in.Content[i].Value != ic.Kind {
+			return &Error{Path: c.path, Line: in.Content[i].Line, Msg: fmt.Sprintf("installation %q is of kind %q but has a %q block", ic.ID, ic.Kind, in.Content[i].Value)}
+		}
+	}
+	return nil
+}
+
+// checkLine is the line of the key the registry's refusal err is about:
+// kind when the kind is unknown, verified_senders or a tier_by_ map when
+// it names them, else tier.
+func checkLine(in *yaml.Node, ic InstallationConfig, reg *connectors.Registry, err error) int {
+	if _, ok := reg.Kind(ic.Kind); !ok {
+		return keyLine(in, "kind")
+	}
+	if strings.Contains(err.Error(), "verified_senders") {
+		return keyLine(in, "verified_senders")
+	}
+	line := keyLine(in, "tier")
+	if strings.Contains(err.Error(), "tier_by_") {
+		for i := 0; i+1 < len(in.Content); i += 2 {
+			if strings.HasPrefix(in.Content[i].Value, "tier_by_") {
+				line = in.Content[i].Line
 			}
 		}
-		for _, s := range t.Scopes {
-			if !slices.Contains(access.Scopes, s) {
-				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: scope %q is not one of %s", t.Name, s, strings.Join(access.Scopes, ", "))}
-			}
-		}
-		if t.Installations == nil {
-			continue
-		}
-		if l := tokenKeyLine(doc, i, "installations"); l != 0 {
-			at = l
-		}
-		if slices.Contains(t.Scopes, access.ScopeMetrics) {
-			return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: the metrics scope needs a token that sees every installation (the metrics name them all); give the scrape a token of its own without installations", t.Name)}
-		}
-		if len(t.Installations) == 0 {
-			return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: installations is empty, so the token would see nothing; list installation ids, or leave the key out for all", t.Name)}
-		}
-		for _, id := range t.Installations {
-			if !slices.ContainsFunc(c.Installations, func(ic InstallationConfig) bool { return ic.ID == id }) {
-				return &configError{path: c.path, line: at, msg: fmt.Sprintf("auth: token %q: installation %q is not configured (configured: %s)", t.Name, id, c.installationIDs())}
-			}
+	}
+	return line
+}
+
+// keyLine is the line of key in the mapping n, 0 when n lacks it.
+func keyLine(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
 		}
 	}
-	if err := c.checkPeople(); err != nil {
-		return err
-	}
-	for i, h := range c.ListenHosts {
-		n, err := api.NormalizeHost(h)
-		if err != nil {
-			return &configError{path: c.path, line: line("listen_hosts"), msg: "listen_hosts: " + err.Error()}
-		}
-		c.ListenHosts[i] = n
-	}
-	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
-		return &configError{path: c.path, line: line("tls"), msg: "tls: cert and key go together"}
-	}
-	if h := c.Health; h.KeepPasses < 0 || h.FailedPasses < 0 || h.StaleIntervals < 0 {
-		return &configError{path: c.path, line: line("health"), msg: "health: keep_passes, failed_passes and stale_intervals count passes and intervals: none may be negative"}
-	}
-	switch c.Log.Format {
-	case "", "text", "json":
-	default:
-		return &configError{path: c.path, line: line("log"), msg: fmt.Sprintf("log: format %q is not one of text, json", c.Log.Format)}
-	}
-	if err := c.validateRanges(); err != nil {
-		return err
-	}
-	return c.validateGateway(doc)
+	return 0
 }
 
 // validID reports whether an installation id is 1..128 of [A-Za-z0-9_-].
@@ -618,10 +573,10 @@ func (ic InstallationConfig) Installation() ingestd.Installation {
 		VerifiedSenders: ic.VerifiedSenders, Readers: ic.readers(), ReadersByPath: ic.ReadersByPath}
 }
 
-// decodeBlock decodes the installation's kind block into v strictly.
-func (c *Config) decodeBlock(ic InstallationConfig, v any) error {
+// DecodeBlock decodes the installation's kind block into v strictly.
+func (c *Config) DecodeBlock(ic InstallationConfig, v any) error {
 	if ic.block == nil {
-		return &configError{path: c.path, line: ic.line, msg: fmt.Sprintf("installation %q: missing its %q block", ic.ID, ic.Kind)}
+		return &Error{Path: c.path, Line: ic.line, Msg: fmt.Sprintf("installation %q: missing its %q block", ic.ID, ic.Kind)}
 	}
 	return strictDecode(c.path, ic.block, v, ic.Kind)
 }
@@ -644,9 +599,9 @@ func strictDecode(path string, n *yaml.Node, v any, where string) error {
 			if first.ContextMsg != "" {
 				msg = first.ContextMsg + ": " + msg
 			}
-			return &configError{path: path, line: line, msg: prefix(where) + msg}
+			return &Error{Path: path, Line: line, Msg: prefix(where) + msg}
 		}
-		return &configError{path: path, line: n.Line, msg: prefix(where) + err.Error()}
+		return &Error{Path: path, Line: n.Line, Msg: prefix(where) + err.Error()}
 	}
 	return nil
 }
@@ -675,7 +630,7 @@ func checkKeys(path string, n *yaml.Node, t reflect.Type, where string) error {
 			ft, ok := fields[k.Value]
 			if !ok {
 				sort.Strings(names)
-				return &configError{path: path, line: k.Line, msg: fmt.Sprintf("%sunknown key %q (valid: %s)", prefix(where), k.Value, strings.Join(names, ", "))}
+				return &Error{Path: path, Line: k.Line, Msg: fmt.Sprintf("%sunknown key %q (valid: %s)", prefix(where), k.Value, strings.Join(names, ", "))}
 			}
 			sub := k.Value
 			if where != "" {

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -36,8 +36,8 @@ func TestVersionLine(t *testing.T) {
 			"ingestd v2.0.0 (revision abc-dirty)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := versionLine(tc.override, tc.bi); got != tc.want {
-				t.Errorf("versionLine = %q, want %q", got, tc.want)
+			if got := Line(tc.override, tc.bi); got != tc.want {
+				t.Errorf("Line = %q, want %q", got, tc.want)
 			}
 		})
 	}

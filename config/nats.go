@@ -1,15 +1,19 @@
-package main
+package config
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/ingestd/ingestd/jobs"
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
+
+// MinJobKeyBytes is the shortest job key (nats.job_key_env) the
+// messages ask for: the jobs package's own minimum, which it enforces
+// (a test holds the two equal; this package does not import the queue).
+const MinJobKeyBytes = 32
 
 // validateNATS checks the nats block. Anything that can publish on the job
 // subjects can queue text under any installation, trusted ones included,
@@ -38,7 +42,7 @@ func (c *Config) validateNATS(doc *yaml.Node) error {
 		}
 	}
 	fail := func(key, format string, args ...any) error {
-		return &configError{path: c.path, line: n.at(key), msg: "nats: " + fmt.Sprintf(format, args...)}
+		return &Error{Path: c.path, Line: n.Line(key), Msg: "nats: " + fmt.Sprintf(format, args...)}
 	}
 
 	if n.URL != "" && n.Listen != "" {
@@ -88,7 +92,7 @@ func (c *Config) validateNATS(doc *yaml.Node) error {
 func (c *Config) validateNATSListen(fail func(key, format string, args ...any) error, hasCreds bool) error {
 	n := &c.NATS
 	if n.Listen != "" {
-		addr, loopback, err := jobs.ListenAddr(n.Listen)
+		addr, loopback, err := netaddr.ListenAddr(n.Listen)
 		if err != nil {
 			return fail("listen", "%v", err)
 		}
@@ -108,7 +112,7 @@ func (c *Config) validateNATSListen(fail func(key, format string, args ...any) e
 			key = "listen"
 		}
 		return fail(key, "%s needs job_key_env, naming the variable that holds the key every ingestd process signs and checks jobs with "+
-			"(at least %d random bytes, e.g. `openssl rand -hex 32`): a worker believes no job without it", key, jobs.MinJobKeyBytes)
+			"(at least %d random bytes, e.g. `openssl rand -hex 32`): a worker believes no job without it", key, MinJobKeyBytes)
 	}
 	if n.AcceptJobKeyEnv != "" && n.JobKeyEnv == "" {
 		return fail("accept_job_key_env", "accept_job_key_env needs job_key_env")
@@ -116,75 +120,10 @@ func (c *Config) validateNATSListen(fail func(key, format string, args ...any) e
 	return nil
 }
 
-// at is the line of key in the nats block, or of the block itself.
-func (n *NATSConfig) at(key string) int {
+// Line is the line of key in the nats block, or of the block itself.
+func (n *NATSConfig) Line(key string) int {
 	if l, ok := n.lines[key]; ok {
 		return l
 	}
 	return n.line
-}
-
-// natsSecrets reads the credentials and job keys the nats block names from
-// the environment. A named variable that is unset or empty, or a job key
-// shorter than jobs.MinJobKeyBytes, refuses the start with the file and
-// line of its key; no message carries a value.
-func (a *app) natsSecrets(e *env) (co jobs.ConnectOptions, key []byte, accept [][]byte, err error) {
-	n := &a.cfg.NATS
-	read := func(k, name string) (string, error) {
-		v, ok := e.lookupEnv(name)
-		if !ok || v == "" {
-			return "", &configError{path: a.cfg.path, line: n.at(k), msg: fmt.Sprintf("nats: %s: environment variable %s is not set", k, name)}
-		}
-		return v, nil
-	}
-	for _, s := range []struct {
-		key, env string
-		dst      *string
-	}{
-		{"creds_env", n.CredsEnv, &co.Creds}, {"nkey_env", n.NKeyEnv, &co.NKeySeed},
-		{"token_env", n.TokenEnv, &co.Token}, {"password_env", n.PasswordEnv, &co.Password},
-	} {
-		if s.env == "" {
-			continue
-		}
-		if *s.dst, err = read(s.key, s.env); err != nil {
-			return co, nil, nil, err
-		}
-	}
-	co.User = n.User
-	for _, k := range []struct{ key, env string }{{"job_key_env", n.JobKeyEnv}, {"accept_job_key_env", n.AcceptJobKeyEnv}} {
-		if k.env == "" {
-			continue
-		}
-		v, err := read(k.key, k.env)
-		if err != nil {
-			return co, nil, nil, err
-		}
-		if len(v) < jobs.MinJobKeyBytes {
-			return co, nil, nil, &configError{path: a.cfg.path, line: n.at(k.key), msg: fmt.Sprintf(
-				"nats: %s: the key in %s is %d bytes; use at least %d random bytes (e.g. `openssl rand -hex 32`)", k.key, k.env, len(v), jobs.MinJobKeyBytes)}
-		}
-		if key == nil {
-			key = []byte(v)
-		} else {
-			accept = append(accept, []byte(v))
-		}
-	}
-	return co, key, accept, nil
-}
-
-// dialListen is the address a one-shot command dials to reach serve's
-// listener: a wildcard host (0.0.0.0, ::) is dialled on loopback.
-func dialListen(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	switch host {
-	case "0.0.0.0", "":
-		host = "127.0.0.1"
-	case "::":
-		host = "::1"
-	}
-	return net.JoinHostPort(host, port)
 }

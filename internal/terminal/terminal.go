@@ -1,4 +1,8 @@
-package main
+// Package terminal is the one writer of a command's words for a
+// person: everything written through a Terminal reaches the stream with
+// the controls a terminal would obey escaped. It imports the standard
+// library and golang.org/x/term only.
+package terminal
 
 import (
 	"fmt"
@@ -14,9 +18,10 @@ import (
 	"golang.org/x/term"
 )
 
-// terminal is where this package's words for a person go: env.stdout and
-// env.stderr are terminals, the logger writes to one, and nothing else in
-// the package writes to the process's streams (TestOutputGoesThroughTheTerminal).
+// Terminal is where a command's words for a person go: in cmd/ingestd
+// env.stdout and env.stderr are terminals, the logger writes to one, and
+// nothing else writes to the process's streams (cmd/ingestd's
+// TestOutputGoesThroughTheTerminal).
 // Much of what a command shows was written by outsiders — a file name
 // in a stranger's mail, a title, an external id, a server's error — and
 // a terminal obeys what it reads: ESC and OSC sequences erase lines,
@@ -28,25 +33,36 @@ import (
 // whether it prints with Printf, fmt.Fprintf, a table or an encoder.
 // JSON passes unchanged in meaning: an encoder writes control characters
 // escaped already, and what Write escapes in it stands inside strings,
-// where \u escapes mean the same character. Printf and table go further
+// where \u escapes mean the same character. Printf and Table go further
 // for the values they print: each on one line, its own line breaks and
 // tabs escaped too, so a value cannot forge a line or a column.
 //
-// Only raw reaches the stream itself, for output that is not text for a
+// Only Raw reaches the stream itself, for output that is not text for a
 // person (an archive, the MCP protocol) or whose every byte is ours (the
 // progress bar); TestOutputGoesThroughTheTerminal names who may call it.
-type terminal struct {
+type Terminal struct {
 	mu   sync.Mutex
 	w    io.Writer
 	part []byte // the first bytes of a character the last Write ended in
 }
 
-func newTerminal(w io.Writer) *terminal { return &terminal{w: w} }
+// New is a Terminal writing to w.
+func New(w io.Writer) *Terminal { return &Terminal{w: w} }
+
+// The ANSI styles Paint takes, and Reset, which ends one.
+const (
+	Reset  = "\x1b[0m"
+	Bold   = "\x1b[1m"
+	Dim    = "\x1b[2m"
+	Red    = "\x1b[31m"
+	Green  = "\x1b[32m"
+	Yellow = "\x1b[33m"
+)
 
 // Write writes p with what escaped says escaped, line feeds and tabs
 // kept. A character a Write cuts is completed by the next one; invalid
 // UTF-8 is written as U+FFFD. It returns len(p) unless the stream fails.
-func (t *terminal) Write(p []byte) (int, error) {
+func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
@@ -87,9 +103,9 @@ func lastRuneStart(p []byte) int {
 	return len(p) - 1
 }
 
-// flush writes what a Write left incomplete, as U+FFFD: the end of a
+// Flush writes what a Write left incomplete, as U+FFFD: the end of a
 // command's output.
-func (t *terminal) flush() {
+func (t *Terminal) Flush() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.part) > 0 {
@@ -102,20 +118,20 @@ func (t *terminal) flush() {
 // string, an error, a fmt.Stringer, a []string) on one line: escaped as
 // Write escapes, and its line breaks and tabs too. The format is ours
 // and keeps its own. Write errors are ignored, as for fmt.Printf.
-func (t *terminal) Printf(format string, args ...any) {
+func (t *Terminal) Printf(format string, args ...any) {
 	fmt.Fprintf(t, format, oneLineArgs(args)...)
 }
 
 // Println prints its arguments as Printf's %v would, separated by
 // spaces, and a line feed.
-func (t *terminal) Println(args ...any) {
+func (t *Terminal) Println(args ...any) {
 	fmt.Fprintln(t, oneLineArgs(args)...)
 }
 
-// paint prints s on one line, in the ANSI style code when color is set:
+// Paint prints s on one line, in the ANSI style code when color is set:
 // the style's own escape sequence is the only one that reaches the
 // stream, and s cannot end it early (its own ESC is escaped).
-func (t *terminal) paint(color bool, code, s string) {
+func (t *Terminal) Paint(color bool, code, s string) {
 	if !color {
 		t.Printf("%s", s)
 		return
@@ -124,42 +140,42 @@ func (t *terminal) paint(color bool, code, s string) {
 	defer t.mu.Unlock()
 	_, _ = io.WriteString(t.w, code)
 	_, _ = t.w.Write(appendEscaped(nil, []byte(s), true))
-	_, _ = io.WriteString(t.w, ansiReset)
+	_, _ = io.WriteString(t.w, Reset)
 }
 
-// isTTY reports whether the stream is a terminal (for colour and
+// IsTTY reports whether the stream is a terminal (for colour and
 // progress bars).
-func (t *terminal) isTTY() bool {
+func (t *Terminal) IsTTY() bool {
 	f, ok := t.w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// raw is the stream itself, escaping nothing: for an archive written to
+// Raw is the stream itself, escaping nothing: for an archive written to
 // stdout, the MCP protocol on stdio, and the progress bar, which draws
 // with control sequences and shows only our own words (the installation
 // id, counts). Nothing an outsider wrote may be written to it.
-func (t *terminal) raw() io.Writer { return t.w }
+func (t *Terminal) Raw() io.Writer { return t.w }
 
-// table is rows of columns aligned with spaces, each cell on one line.
-type table struct {
+// Table is rows of columns aligned with spaces, each cell on one line.
+type Table struct {
 	tw     *tabwriter.Writer
 	indent string
 }
 
-// table starts a table under header; indent goes before every row.
-func (t *terminal) table(indent string, header ...string) *table {
-	tb := &table{tw: tabwriter.NewWriter(t, 0, 4, 2, ' ', 0), indent: indent}
+// Table starts a table under header; indent goes before every row.
+func (t *Terminal) Table(indent string, header ...string) *Table {
+	tb := &Table{tw: tabwriter.NewWriter(t, 0, 4, 2, ' ', 0), indent: indent}
 	cells := make([]any, len(header))
 	for i, h := range header {
 		cells[i] = h
 	}
-	tb.row(cells...)
+	tb.Row(cells...)
 	return tb
 }
 
-// row adds a row: each cell printed as Printf's %v prints it, on one
+// Row adds a row: each cell printed as Printf's %v prints it, on one
 // line, so no cell can start a row or a column of its own.
-func (tb *table) row(cells ...any) {
+func (tb *Table) Row(cells ...any) {
 	_, _ = io.WriteString(tb.tw, tb.indent)
 	for i, c := range oneLineArgs(cells) {
 		if i > 0 {
@@ -170,8 +186,8 @@ func (tb *table) row(cells ...any) {
 	_, _ = io.WriteString(tb.tw, "\n")
 }
 
-// flush writes the table.
-func (tb *table) flush() error { return tb.tw.Flush() }
+// Flush writes the table.
+func (tb *Table) Flush() error { return tb.tw.Flush() }
 
 // oneLineArgs returns args with every text argument escaped onto one
 // line (see Printf): an error, a fmt.Stringer, a string or a slice of

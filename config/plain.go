@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func plainTree(path string, doc *yaml.Node) error {
 		return err
 	}
 	if n := p.count(doc); n > maxConfigNodes {
-		return &configError{path: path, line: 1, msg: fmt.Sprintf("the configuration's aliases expand it to more than %d nodes", maxConfigNodes)}
+		return &Error{Path: path, Line: 1, Msg: fmt.Sprintf("the configuration's aliases expand it to more than %d nodes", maxConfigNodes)}
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (o occurrence) String(path string) string {
 func (p *planer) node(n *yaml.Node) (*yaml.Node, error) {
 	for n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			return nil, &configError{path: p.path, line: n.Line, msg: fmt.Sprintf("unknown anchor %q", n.Value)}
+			return nil, &Error{Path: p.path, Line: n.Line, Msg: fmt.Sprintf("unknown anchor %q", n.Value)}
 		}
 		n = n.Alias
 	}
@@ -82,7 +82,7 @@ func (p *planer) node(n *yaml.Node) (*yaml.Node, error) {
 	case 2:
 		return n, nil
 	case 1:
-		return nil, &configError{path: p.path, line: n.Line, msg: "an alias refers to the node it is inside"}
+		return nil, &Error{Path: p.path, Line: n.Line, Msg: "an alias refers to the node it is inside"}
 	}
 	p.state[n] = 1
 	var err error
@@ -114,7 +114,7 @@ func (p *planer) mapping(n *yaml.Node) error {
 			if at.merge > 0 {
 				line = at.merge // the mapping at fault is the one merging
 			}
-			return &configError{path: p.path, line: line, msg: fmt.Sprintf("key %q is given twice: first at %s, again at %s; give each key once (a merge key's keys included)",
+			return &Error{Path: p.path, Line: line, Msg: fmt.Sprintf("key %q is given twice: first at %s, again at %s; give each key once (a merge key's keys included)",
 				k.Value, prev.String(p.path), at.String(p.path))}
 		}
 		seen[k.Value] = at
@@ -127,7 +127,7 @@ func (p *planer) mapping(n *yaml.Node) error {
 			return err
 		}
 		if k.Kind != yaml.ScalarNode {
-			return &configError{path: p.path, line: n.Content[i].Line, msg: "a key must be a name, not a mapping or a list"}
+			return &Error{Path: p.path, Line: n.Content[i].Line, Msg: "a key must be a name, not a mapping or a list"}
 		}
 		v, err := p.node(n.Content[i+1])
 		if err != nil {
@@ -147,7 +147,7 @@ func (p *planer) mapping(n *yaml.Node) error {
 		}
 		for _, src := range sources {
 			if src.Kind != yaml.MappingNode {
-				return &configError{path: p.path, line: k.Line, msg: `the merge key "<<" takes a mapping or a list of mappings`}
+				return &Error{Path: p.path, Line: k.Line, Msg: `the merge key "<<" takes a mapping or a list of mappings`}
 			}
 			for j := 0; j+1 < len(src.Content); j += 2 {
 				if err := add(src.Content[j], src.Content[j+1], occurrence{line: src.Content[j].Line, merge: k.Line}); err != nil {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package config
 
 // writable reports whether this process may make files in dir; off unix
 // the start finds out.

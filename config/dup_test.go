@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strconv"
@@ -63,7 +63,7 @@ func TestConfigKeyGivenTwiceIsRefused(t *testing.T) {
 			body: "a: &a {tier: untrusted-external}\nb: &b {<<: *a, kind: files}\ninstallations:\n  - id: support\n    tier: trusted-internal\n    <<: *b\n" + files},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig("ingestd.yaml", []byte(tt.body), registry())
+			_, err := Parse("ingestd.yaml", []byte(tt.body), registry())
 			if err == nil {
 				t.Fatal("loaded")
 			}
@@ -93,7 +93,7 @@ func TestConfigMergeKeyWithoutOverride(t *testing.T) {
 		"  - &s {id: support, kind: files, tier: untrusted-external, files: {root: ./docs}}\n" +
 		"  - <<: *s\n    id: support2\n" +
 		"firewall: {<<: {mode: shadow}}\n"
-	_, err := parseConfig("ingestd.yaml", []byte(body), registry())
+	_, err := Parse("ingestd.yaml", []byte(body), registry())
 	if err == nil || !strings.Contains(err.Error(), `key "id" is given twice`) {
 		t.Fatalf("an id overriding a merged id: %v", err)
 	}
@@ -101,7 +101,7 @@ func TestConfigMergeKeyWithoutOverride(t *testing.T) {
 		"  - id: handbook\n    kind: files\n    tier: trusted-internal\n    files: &f {root: ./docs}\n" +
 		"  - <<: {kind: files, tier: untrusted-external}\n    id: support\n    files: *f\n" +
 		"firewall: {<<: {mode: shadow}}\n"
-	c, err := parseConfig("ingestd.yaml", []byte(body), registry())
+	c, err := Parse("ingestd.yaml", []byte(body), registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestConfigMergeKeyWithoutOverride(t *testing.T) {
 	var fc struct {
 		Root string `yaml:"root"`
 	}
-	if err := c.decodeBlock(c.Installations[1], &fc); err != nil || fc.Root != "./docs" {
+	if err := c.DecodeBlock(c.Installations[1], &fc); err != nil || fc.Root != "./docs" {
 		t.Errorf("aliased block: root %q, %v", fc.Root, err)
 	}
 }
@@ -145,7 +145,7 @@ func TestConfigRefusesWhatItCannotRead(t *testing.T) {
 			body: "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\nlisten_hosts: *g\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig("ingestd.yaml", []byte(tt.body), registry())
+			_, err := Parse("ingestd.yaml", []byte(tt.body), registry())
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v\nwant %q", err, tt.want)
 			}

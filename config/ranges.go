@@ -1,14 +1,15 @@
-package main
+package config
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/ingestd/ingestd/internal/netaddr"
 )
 
 // rangeRule is one numeric setting and the values it takes: every number
@@ -52,49 +53,35 @@ func (c *Config) validateRanges() error {
 		if r.zero != "" {
 			msg += fmt.Sprintf(", or leave it out for %s", r.zero)
 		}
-		return &configError{path: c.path, line: c.keyLine(r.block, r.key), msg: msg}
+		return &Error{Path: c.path, Line: c.KeyLine(r.block, r.key), Msg: msg}
 	}
-	if err := checkPort(c.Listen); err != nil {
-		return &configError{path: c.path, line: c.line("listen"), msg: "listen: " + err.Error()}
+	if err := netaddr.CheckPort(c.Listen); err != nil {
+		return &Error{Path: c.path, Line: c.Line("listen"), Msg: "listen: " + err.Error()}
 	}
 	if c.NATS.Listen != "" {
 		addr := c.NATS.Listen
 		if _, err := strconv.Atoi(addr); err == nil {
 			addr = "127.0.0.1:" + addr
 		}
-		if err := checkPort(addr); err != nil {
-			return &configError{path: c.path, line: c.NATS.at("listen"), msg: "nats: listen: " + err.Error()}
+		if err := netaddr.CheckPort(addr); err != nil {
+			return &Error{Path: c.path, Line: c.NATS.Line("listen"), Msg: "nats: listen: " + err.Error()}
 		}
 	}
 	if err := checkDataDir(c.Path(c.DataDir)); err != nil {
-		return &configError{path: c.path, line: c.line("data_dir"), msg: "data_dir: " + err.Error()}
+		return &Error{Path: c.path, Line: c.Line("data_dir"), Msg: "data_dir: " + err.Error()}
 	}
 	return nil
 }
 
-// keyLine is the line of key inside a top-level block, else the block's.
-func (c *Config) keyLine(block, key string) int {
+// KeyLine is the line of key inside a top-level block, else the block's.
+func (c *Config) KeyLine(block, key string) int {
 	if block == "nats" {
-		return c.NATS.at(key)
+		return c.NATS.Line(key)
 	}
 	if l := c.subLines[block+"."+key]; l > 0 {
 		return l
 	}
-	return c.line(block)
-}
-
-// checkPort refuses an address that is not host:port with a port of
-// 0..65535 (0: any free port).
-func checkPort(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q is not host:port (like 127.0.0.1:7700)", addr)
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("port %q of %s is not a number from 0 to 65535", port, addr)
-	}
-	return nil
+	return c.Line(block)
 }
 
 // checkDataDir refuses a data_dir that exists but is not a folder, or

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -78,7 +78,7 @@ func keyAt(n *yaml.Node, line, col int, path string) string {
 func expectedForm(goType string) string {
 	t := strings.TrimLeft(goType, "*")
 	switch {
-	case t == "time.Duration" || t == "main.Duration" || strings.HasSuffix(t, ".Duration"):
+	case t == "time.Duration" || t == "config.Duration" || strings.HasSuffix(t, ".Duration"):
 		return "a duration (like 30s, 10m, 1h)"
 	case t == "string":
 		return "a string"

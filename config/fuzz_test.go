@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ import (
 // configurations, every connector block with every key (fuzzConfigBlocks),
 // and edge cases; testdata/fuzz/FuzzConfig holds found regressions.
 func FuzzConfig(f *testing.F) {
-	examples, err := filepath.Glob("../../examples/*/ingestd.yaml")
+	examples, err := filepath.Glob("../examples/*/ingestd.yaml")
 	if err != nil || len(examples) == 0 {
 		f.Fatalf("no example configurations: %v", err)
 	}
@@ -61,15 +61,15 @@ func FuzzConfig(f *testing.F) {
 	reg := registry()
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		dir := t.TempDir()
-		cfg, err := parseConfig(filepath.Join(dir, "ingestd.yaml"), raw, reg)
+		cfg, err := Parse(filepath.Join(dir, "ingestd.yaml"), raw, reg)
 		if err != nil {
-			if _, ok := err.(*configError); !ok {
-				t.Fatalf("error %T is not a configError: %v", err, err)
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error %T is not a Error: %v", err, err)
 			}
 			return
 		}
 		out := renderConfig(t, cfg)
-		again, err := parseConfig(filepath.Join(dir, "again.yaml"), out, reg)
+		again, err := Parse(filepath.Join(dir, "again.yaml"), out, reg)
 		if err != nil {
 			t.Fatalf("an accepted configuration, written back out, is refused: %v\n%s", err, out)
 		}
@@ -94,7 +94,7 @@ func FuzzConfig(f *testing.F) {
 				}
 			}
 			_, _ = reg.Build(ic.Installation(), connectors.Settings{
-				Decode:    func(v any) error { return cfg.decodeBlock(ic, v) },
+				Decode:    func(v any) error { return cfg.DecodeBlock(ic, v) },
 				LookupEnv: func(string) (string, bool) { return "whsec_c2VjcmV0", true },
 				BaseDir:   dir,
 				DataDir:   filepath.Join(dir, "data"),

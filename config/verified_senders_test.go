@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"slices"
@@ -19,7 +19,7 @@ const imapInst = `installations:
 // declaration, normalised; a bad one is refused at its line.
 func TestConfigVerifiedSenders(t *testing.T) {
 	p := writeConfig(t, imapInst+"    verified_senders: {authserv_id: MX.Example.com, domains: [Example.com., eu.example.com], tier: trusted-internal}\n")
-	cfg, err := LoadConfig(p, registry())
+	cfg, err := Load(p, registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +35,14 @@ func TestConfigVerifiedSenders(t *testing.T) {
 		{"unknown key", "{authserv_id: mx.example.com, domains: [example.com], tier: trusted-internal, dkim_only: true}", "dkim_only"},
 	} {
 		p := writeConfig(t, imapInst+"    verified_senders: "+tt.block+"\n")
-		_, err := LoadConfig(p, registry())
+		_, err := Load(p, registry())
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), ":6:") {
-			t.Errorf("%s: LoadConfig = %v, want an error at line 6 naming %q", tt.name, err, tt.want)
+			t.Errorf("%s: Load = %v, want an error at line 6 naming %q", tt.name, err, tt.want)
 		}
 	}
 	// A kind that reports no sender facts may not declare it.
 	p = writeConfig(t, "installations:\n  - id: repo\n    kind: github\n    tier: untrusted-external\n    github: {repos: [a/b]}\n    verified_senders: {authserv_id: mx.example.com, domains: [example.com], tier: trusted-internal}\n")
-	if _, err := LoadConfig(p, registry()); err == nil || !strings.Contains(err.Error(), "does not report verified senders") {
+	if _, err := Load(p, registry()); err == nil || !strings.Contains(err.Error(), "does not report verified senders") {
 		t.Errorf("github with verified_senders: %v", err)
 	}
 }
