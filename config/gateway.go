@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v4"
 
@@ -20,12 +21,18 @@ type GatewayConfig struct {
 	// CallTimeout bounds an upstream call and start (default 30s);
 	// MaxResultBytes an upstream result (default 1 MiB); MaxTurns the
 	// turns a session remembers (default 256); ConfirmTTL how long a
-	// question waits for its answer (default 5m).
+	// question waits for its answer (default 5m); TurnWindow, when set,
+	// is a turnless host's scope instead of its session (at least 1m).
 	CallTimeout    Duration `yaml:"call_timeout"`
 	MaxResultBytes int      `yaml:"max_result_bytes"`
 	MaxTurns       int      `yaml:"max_turns"`
 	ConfirmTTL     Duration `yaml:"confirm_ttl"`
+	TurnWindow     Duration `yaml:"turn_window"`
 }
+
+// minTurnWindow is the shortest turn_window: shorter would let an
+// injected instruction wait out its taint within a person's turn.
+const minTurnWindow = time.Minute
 
 // GatewayUpstreamConfig is one upstream: command (stdio) or url
 // (Streamable HTTP, with the bearer token in token_env).
@@ -64,6 +71,16 @@ func gatewayChild(n *yaml.Node, key string) *yaml.Node {
 // every upstream an id, one of command or url, every tool a class and an
 // output, no key the block does not know.
 func (c *Config) validateGateway(doc *yaml.Node) error {
+	g := c.Gateway
+	for _, d := range []struct {
+		key string
+		v   Duration
+		min time.Duration
+	}{{"call_timeout", g.CallTimeout, time.Millisecond}, {"confirm_ttl", g.ConfirmTTL, time.Second}, {"turn_window", g.TurnWindow, minTurnWindow}} {
+		if d.v != 0 && time.Duration(d.v) < d.min {
+			return c.Errorf(c.KeyLine("gateway", d.key), "gateway: %s %s is too short: use at least %s, or leave it out for the default", d.key, time.Duration(d.v), d.min)
+		}
+	}
 	ups := gatewayChild(gatewayChild(doc, "gateway"), "upstreams")
 	seen := map[string]int{}
 	for i := range c.Gateway.Upstreams {

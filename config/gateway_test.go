@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingestd/ingestd/gateway"
 )
@@ -53,5 +54,31 @@ func TestUpstreamProblems(t *testing.T) {
 		if !strings.HasPrefix(got[i], want[i]) {
 			t.Errorf("problem %d = %q, want %q...", i, got[i], want[i])
 		}
+	}
+}
+
+// TestGatewaySettingsRanges: the gateway's durations and numbers are
+// refused at their line when out of range, a turn_window under a minute
+// included; in range they load, turn_window as the duration given.
+func TestGatewaySettingsRanges(t *testing.T) {
+	block := "gateway:\n  upstreams:\n    - id: crm\n      command: [crm-mcp]\n      tools: {lookup: {class: read, output: trusted}}\n"
+	for _, tc := range []struct{ setting, want string }{
+		{"turn_window: 30s", `ingestd.yaml:6: gateway: turn_window 30s is too short: use at least 1m0s`},
+		{"turn_window: -5m", `ingestd.yaml:6: line 6: "-5m" is not a duration`},
+		{"confirm_ttl: 10ms", `ingestd.yaml:6: gateway: confirm_ttl 10ms is too short: use at least 1s`},
+		{"max_turns: -1", `ingestd.yaml:6: gateway: max_turns -1 is out of range: use 1 to 65536, or leave it out for the default, 256`},
+		{"max_result_bytes: 12", `ingestd.yaml:6: gateway: max_result_bytes 12 is out of range`},
+	} {
+		_, err := Parse("ingestd.yaml", []byte(block+"  "+tc.setting+"\n"), registry())
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q...", tc.setting, err, tc.want)
+		}
+	}
+	c, err := Parse("ingestd.yaml", []byte(block+"  turn_window: 15m\n  max_turns: 64\n"), registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(c.Gateway.TurnWindow) != 15*time.Minute || c.Gateway.MaxTurns != 64 {
+		t.Errorf("turn_window %v, max_turns %d", time.Duration(c.Gateway.TurnWindow), c.Gateway.MaxTurns)
 	}
 }

@@ -44,6 +44,8 @@ func (c *Config) validateRanges() error {
 		{"health", "keep_passes", int64(h.KeepPasses), 1, 1 << 20, "the default, 100"},
 		{"health", "failed_passes", int64(h.FailedPasses), 1, 1 << 20, "the default, 1"},
 		{"health", "stale_intervals", int64(h.StaleIntervals), 1, 1 << 20, "the default, 3"},
+		{"gateway", "max_turns", int64(c.Gateway.MaxTurns), 1, 1 << 16, "the default, 256"},
+		{"gateway", "max_result_bytes", int64(c.Gateway.MaxResultBytes), 1024, 64 << 20, "the default, 1 MiB"},
 	}
 	for _, r := range rules {
 		if r.v == 0 && r.zero != "" || r.v >= r.min && r.v <= r.max {

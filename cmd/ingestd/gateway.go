@@ -99,7 +99,7 @@ func gatewayOptions(c *config.Config, e *env, log *slog.Logger) (*gateway.Option
 		return nil, nil
 	}
 	o := &gateway.Options{CallTimeout: time.Duration(g.CallTimeout), MaxResultBytes: g.MaxResultBytes,
-		MaxTurns: g.MaxTurns, ConfirmTTL: time.Duration(g.ConfirmTTL), Logger: log, Version: versionString()}
+		MaxTurns: g.MaxTurns, ConfirmTTL: time.Duration(g.ConfirmTTL), TurnWindow: time.Duration(g.TurnWindow), Logger: log, Version: versionString()}
 	for _, uc := range g.Upstreams {
 		u := gateway.Upstream{ID: uc.ID, Command: uc.Command, Env: uc.Env, URL: uc.URL, Tools: map[string]gateway.Tool{}}
 		if uc.TokenEnv != "" {
@@ -173,7 +173,7 @@ func serveGateway(ctx context.Context, c *config.Config, e *env, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	so.MCPExtension, so.MCPCollector = g, calls
+	so.MCPExtension, so.MCPCollector, so.GatewayDecisions = g, calls, g
 	return g.Close, nil
 }
 
