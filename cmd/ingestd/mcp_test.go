@@ -35,7 +35,7 @@ var (
 )
 
 // mustBinary builds the binary once for the package's tests.
-func mustBinary(t *testing.T) string {
+func mustBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ingestd-bin")
