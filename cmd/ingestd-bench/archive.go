@@ -67,15 +67,15 @@ func runArchive(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return &usageError{cmd: "archive", msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+		return &usageError{Cmd: "archive", Msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	if *docs < 1 || *per < 1 || *dims < 1 {
-		return &usageError{cmd: "archive", msg: "--documents, --chunks and --dims must be positive"}
+		return &usageError{Cmd: "archive", Msg: "--documents, --chunks and --dims must be positive"}
 	}
 	pgURL := ""
 	if *pgEnv != "" {
 		if pgURL = e.getenv(*pgEnv); pgURL == "" {
-			return &usageError{cmd: "archive", msg: fmt.Sprintf("--postgres-url-env names %s, which is not set", *pgEnv)}
+			return &usageError{Cmd: "archive", Msg: fmt.Sprintf("--postgres-url-env names %s, which is not set", *pgEnv)}
 		}
 	}
 	dir, err := private.MkdirTemp("", "ingestd-bench-archive-")

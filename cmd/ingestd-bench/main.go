@@ -10,14 +10,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"text/tabwriter"
+
+	"github.com/ingestd/ingestd/internal/cli"
 )
 
 func main() {
@@ -27,41 +27,24 @@ func main() {
 	os.Exit(code)
 }
 
-// usageError is a command-line mistake: exit code 2. cmd, when set, is the
-// subcommand ("store serve") whose usage is printed under the message.
-type usageError struct {
-	cmd string
-	msg string
-}
+// usageError is a command-line mistake: exit code 2 (cli.UsageError).
+type usageError = cli.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-// synopsis is one line of the usage: a subcommand, its flags and what it
-// does. The usage, each command's --help and the README's table come
+// synopses are the lines of the usage: a subcommand, its flags and what
+// it does. The usage, each command's --help and the README's table come
 // from this list or are checked against it (TestUsageMatchesREADME,
 // TestHelpListsEveryFlag).
-type synopsis struct {
-	name string // "archive", "store serve"
-	args string // every flag
-	what string
-}
-
-var synopses = []synopsis{
-	{"archive", "[--documents N] [--chunks N] [--dims N] [--compression zstd|gzip|none] [--postgres-url-env VAR] [--json]",
-		"export and import throughput on a synthetic corpus in temporary stores, each as a ratio to a plain copy of the archive's bytes"},
-	{"store corpus", "--dir DIR [--chunks N]",
-		"build the synthetic corpus the other store benchmarks read: a SQLite file of N chunks, its index snapshot, a configuration and queries"},
-	{"store ingest", "[--docs N] [--rounds N] [--dir DIR] [--bin A,B] [--json]",
-		"ingestd sync of generated Markdown files against a raw SQLite insert of the chunks it stored, in the same round"},
-	{"store serve", "--dir DIR [--rounds N] [--load D] [--concurrency N] [--serve-bin B] [--json]",
-		"ingestd serve on a corpus: cold start to /healthz and /readyz against one scan of every row, resident memory per chunk, and a retrieval load"},
-	{"store retrieve", "--dir DIR [--rounds N] [--calls N] [--duration D] [--concurrency N] [--serve-bin B] [--http=false] [--cpuprofile F] [--json]",
-		"the retrieval call on a corpus: p50, p99 and CPU time a call in process, and the rate of concurrent callers in process against as many HTTP clients"},
-}
-
-// line is the synopsis as the usage and the README write it.
-func (s synopsis) line() string {
-	return strings.TrimSpace("ingestd-bench " + s.name + " " + s.args)
+var synopses = []cli.Synopsis{
+	{Prog: "ingestd-bench", Name: "archive", Args: "[--documents N] [--chunks N] [--dims N] [--compression zstd|gzip|none] [--postgres-url-env VAR] [--json]",
+		What: "export and import throughput on a synthetic corpus in temporary stores, each as a ratio to a plain copy of the archive's bytes"},
+	{Prog: "ingestd-bench", Name: "store corpus", Args: "--dir DIR [--chunks N]",
+		What: "build the synthetic corpus the other store benchmarks read: a SQLite file of N chunks, its index snapshot, a configuration and queries"},
+	{Prog: "ingestd-bench", Name: "store ingest", Args: "[--docs N] [--rounds N] [--dir DIR] [--bin A,B] [--json]",
+		What: "ingestd sync of generated Markdown files against a raw SQLite insert of the chunks it stored, in the same round"},
+	{Prog: "ingestd-bench", Name: "store serve", Args: "--dir DIR [--rounds N] [--load D] [--concurrency N] [--serve-bin B] [--json]",
+		What: "ingestd serve on a corpus: cold start to /healthz and /readyz against one scan of every row, resident memory per chunk, and a retrieval load"},
+	{Prog: "ingestd-bench", Name: "store retrieve", Args: "--dir DIR [--rounds N] [--calls N] [--duration D] [--concurrency N] [--serve-bin B] [--http=false] [--cpuprofile F] [--json]",
+		What: "the retrieval call on a corpus: p50, p99 and CPU time a call in process, and the rate of concurrent callers in process against as many HTTP clients"},
 }
 
 // usage is the text of `ingestd-bench --help`.
@@ -69,58 +52,10 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("ingestd-bench — the benchmarks for developing ingestd, each against a baseline measured in the same run\n\nUsage:\n")
 	for _, s := range synopses {
-		fmt.Fprintf(&b, "  %s\n        %s\n", s.line(), s.what)
+		fmt.Fprintf(&b, "  %s\n        %s\n", s.Line(), s.What)
 	}
 	b.WriteString("\nThe store benchmarks start ingestd (sync, serve): the one beside this binary, else the one on $PATH, unless --bin or --serve-bin names it.\n" +
 		"Run `ingestd-bench COMMAND --help` for a command's flags.\n")
-	return b.String()
-}
-
-// groupUsage is the synopses of a command and of its subcommands ("store":
-// store corpus, store ingest, ...), one a line.
-func groupUsage(name string) string {
-	var b strings.Builder
-	for _, s := range synopses {
-		if s.name == name || strings.HasPrefix(s.name, name+" ") {
-			fmt.Fprintf(&b, "  %s\n", s.line())
-		}
-	}
-	return b.String()
-}
-
-// helpRequest is what parseFlags returns for -h or --help: run prints the
-// command's help on stdout and exits 0.
-type helpRequest struct{ fs *flag.FlagSet }
-
-func (h *helpRequest) Error() string { return "help requested" }
-
-// text is the command's synopsis, what it does, and every flag with its
-// meaning and default.
-func (h *helpRequest) text() string {
-	var b strings.Builder
-	for _, s := range synopses {
-		if s.name == h.fs.Name() {
-			fmt.Fprintf(&b, "Usage: %s\n\n%s.\n", s.line(), strings.ToUpper(s.what[:1])+s.what[1:])
-		}
-	}
-	var flags []*flag.Flag
-	h.fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
-	if len(flags) == 0 {
-		return b.String()
-	}
-	b.WriteString("\nFlags:\n")
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	for _, f := range flags {
-		arg, meaning := flag.UnquoteUsage(f)
-		if arg != "" {
-			arg = " " + arg
-		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" {
-			meaning += fmt.Sprintf(" (default %s)", d)
-		}
-		fmt.Fprintf(tw, "  --%s%s\t%s\n", f.Name, arg, meaning)
-	}
-	tw.Flush()
 	return b.String()
 }
 
@@ -138,7 +73,7 @@ type command struct {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	if len(args) == 0 || isHelp(args[0]) && len(args) == 1 {
+	if len(args) == 0 || cli.IsHelp(args[0]) && len(args) == 1 {
 		fmt.Fprint(stdout, usage())
 		return 0
 	}
@@ -158,18 +93,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err == nil {
 			return 0
 		}
-		var hr *helpRequest
+		var hr *cli.HelpRequest
 		var ue *usageError
 		switch {
 		case errors.As(err, &hr):
-			fmt.Fprint(stdout, hr.text())
+			fmt.Fprint(stdout, hr.Text(synopses))
 			return 0
-		case errors.As(err, &ue) && ue.cmd == "":
-			fmt.Fprintf(stderr, "ingestd-bench %s: %s\n", c.name, ue.msg)
+		case errors.As(err, &ue) && ue.Cmd == "":
+			fmt.Fprintf(stderr, "ingestd-bench %s: %s\n", c.name, ue.Msg)
 			return 2
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "ingestd-bench %s: %s\nUsage:\n%s", ue.cmd, ue.msg, groupUsage(ue.cmd))
-			fmt.Fprintf(stderr, "Run `ingestd-bench %s --help` for every flag.\n", ue.cmd)
+			fmt.Fprintf(stderr, "ingestd-bench %s: %s\nUsage:\n%s", ue.Cmd, ue.Msg, cli.GroupUsage(synopses, ue.Cmd))
+			fmt.Fprintf(stderr, "Run `ingestd-bench %s --help` for every flag.\n", ue.Cmd)
 			return 2
 		}
 		fmt.Fprintf(stderr, "ingestd-bench %s: %v\n", c.name, err)
@@ -180,32 +115,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// parseFlags parses flags that may stand before or after positional
-// arguments. -h and --help return a *helpRequest, a bad flag a
-// *usageError for the flag set's command.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, &helpRequest{fs: fs}
-			}
-			return nil, &usageError{cmd: fs.Name(), msg: err.Error()}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// isHelp reports whether arg asks for help (-h, --help, help).
-func isHelp(arg string) bool {
-	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
-}
+// parseFlags is cli.ParseFlags: flags before or after the positional
+// arguments, -h and --help as a *cli.HelpRequest.
+var parseFlags = cli.ParseFlags

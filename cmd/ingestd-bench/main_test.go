@@ -28,8 +28,8 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 func TestHelpListsEveryFlag(t *testing.T) {
 	flagLine := regexp.MustCompile(`^  --([a-z-]+)(?: \S+)?\s{2,}(\S.*)$`)
 	for _, s := range synopses {
-		t.Run(s.name, func(t *testing.T) {
-			name := strings.Fields(s.name)
+		t.Run(s.Name, func(t *testing.T) {
+			name := strings.Fields(s.Name)
 			var outs []string
 			for _, args := range [][]string{
 				append(slices.Clone(name), "--help"),
@@ -46,8 +46,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				t.Errorf("--help, -h and help differ:\n%s\n---\n%s\n---\n%s", outs[0], outs[1], outs[2])
 			}
 			out := outs[0]
-			if !strings.HasPrefix(out, "Usage: "+s.line()+"\n") {
-				t.Fatalf("help does not start with the synopsis %q:\n%s", s.line(), out)
+			if !strings.HasPrefix(out, "Usage: "+s.Line()+"\n") {
+				t.Fatalf("help does not start with the synopsis %q:\n%s", s.Line(), out)
 			}
 			var flags []string
 			for _, line := range strings.Split(out, "\n") {
@@ -58,11 +58,11 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				}
 			}
 			for _, f := range flags {
-				if !strings.Contains(s.args, "--"+f) {
-					t.Errorf("flag --%s is not in the synopsis %q", f, s.line())
+				if !strings.Contains(s.Args, "--"+f) {
+					t.Errorf("flag --%s is not in the synopsis %q", f, s.Line())
 				}
 			}
-			for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(s.args, -1) {
+			for _, m := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(s.Args, -1) {
 				if !slices.Contains(flags, m[1]) {
 					t.Errorf("the synopsis names --%s, which the command does not take:\n%s", m[1], out)
 				}
@@ -80,8 +80,8 @@ func TestUsageListsEveryCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d", args, code)
 		}
 		for _, s := range synopses {
-			if !strings.Contains(out, "  "+s.line()+"\n") {
-				t.Errorf("%v: usage lacks %q", args, s.line())
+			if !strings.Contains(out, "  "+s.Line()+"\n") {
+				t.Errorf("%v: usage lacks %q", args, s.Line())
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func TestUsageMatchesDocs(t *testing.T) {
 	}
 	var usage []string
 	for _, s := range synopses {
-		usage = append(usage, s.line())
+		usage = append(usage, s.Line())
 	}
 	if !slices.Equal(documented, usage) {
 		t.Errorf("docs/BENCHMARKS.md lists\n%s\nthe usage\n%s", strings.Join(documented, "\n"), strings.Join(usage, "\n"))

@@ -19,6 +19,7 @@ import (
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/benchmarks/loadgen"
 	"github.com/ingestd/ingestd/benchmarks/storebench"
+	"github.com/ingestd/ingestd/internal/cli"
 	"github.com/ingestd/ingestd/internal/private"
 )
 
@@ -26,12 +27,12 @@ import (
 // benchmarks (issue 20). Each one compares with a baseline measured in
 // the same run and prints medians over --rounds interleaved rounds.
 func runStore(ctx context.Context, e *env, args []string) error {
-	usage := &usageError{cmd: "store", msg: "want corpus, ingest, serve or retrieve"}
+	usage := &usageError{Cmd: "store", Msg: "want corpus, ingest, serve or retrieve"}
 	if len(args) == 0 {
 		return usage
 	}
-	if isHelp(args[0]) {
-		fmt.Fprintf(e.stdout, "Usage:\n%s", groupUsage("store"))
+	if cli.IsHelp(args[0]) {
+		fmt.Fprintf(e.stdout, "Usage:\n%s", cli.GroupUsage(synopses, "store"))
 		return nil
 	}
 	switch args[0] {
@@ -57,7 +58,7 @@ func runStoreCorpus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *dir == "" || *chunks <= 0 {
-		return &usageError{cmd: "store corpus", msg: "--dir and a positive --chunks are required"}
+		return &usageError{Cmd: "store corpus", Msg: "--dir and a positive --chunks are required"}
 	}
 	start := time.Now()
 	c, err := storebench.Build(ctx, *dir, *chunks, storebench.BuildOptions{Progress: func(docs int) {
@@ -110,7 +111,7 @@ func runStoreServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *dir == "" || *rounds < 1 {
-		return &usageError{cmd: "store serve", msg: "--dir is required and --rounds must be positive"}
+		return &usageError{Cmd: "store serve", Msg: "--dir is required and --rounds must be positive"}
 	}
 	c, queries, exe, err := benchCorpus(*dir, *serveBin, true)
 	if err != nil {
@@ -236,7 +237,7 @@ func runStoreIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *docs <= 0 || *rounds < 1 {
-		return &usageError{cmd: "store ingest", msg: "--docs and --rounds must be positive"}
+		return &usageError{Cmd: "store ingest", Msg: "--docs and --rounds must be positive"}
 	}
 	dir := *dirFlag
 	if dir == "" {
@@ -381,7 +382,7 @@ func runStoreRetrieve(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *dir == "" || *rounds < 1 || *calls < 1 || *conc < 1 || *dur <= 0 {
-		return &usageError{cmd: "store retrieve", msg: "--dir is required; --rounds, --calls, --concurrency and --duration must be positive"}
+		return &usageError{Cmd: "store retrieve", Msg: "--dir is required; --rounds, --calls, --concurrency and --duration must be positive"}
 	}
 	var prof *os.File
 	if *cpuProfile != "" {

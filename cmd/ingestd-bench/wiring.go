@@ -37,7 +37,7 @@ func ingestdBinary() (string, error) {
 	}
 	exe, err := exec.LookPath("ingestd")
 	if err != nil {
-		return "", &usageError{msg: "no ingestd beside this binary or on $PATH: build it (go build -o . ./cmd/ingestd ./cmd/ingestd-bench) or name one with --bin or --serve-bin"}
+		return "", &usageError{Msg: "no ingestd beside this binary or on $PATH: build it (go build -o . ./cmd/ingestd ./cmd/ingestd-bench) or name one with --bin or --serve-bin"}
 	}
 	return exe, nil
 }

@@ -29,11 +29,17 @@ type Synopsis struct {
 	Name string // "sync", "dlq list"
 	Args string // "INSTALLATION [--json] [--queue]": every flag but --config
 	What string
+	// Prog is the program the subcommand belongs to; "" is ingestd.
+	Prog string
 }
 
 // Line is the synopsis as the usage and the README write it.
 func (s Synopsis) Line() string {
-	return strings.TrimSpace("ingestd " + s.Name + " " + s.Args)
+	prog := s.Prog
+	if prog == "" {
+		prog = "ingestd"
+	}
+	return strings.TrimSpace(prog + " " + s.Name + " " + s.Args)
 }
 
 // GroupUsage is the synopses of a command and of its subcommands ("dlq":

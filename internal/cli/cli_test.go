@@ -41,3 +41,15 @@ func TestGroupUsageAndSplitList(t *testing.T) {
 		t.Errorf("SplitList = %q", got)
 	}
 }
+
+// TestSynopsisLine: a synopsis names its program, ingestd unless it says
+// another (ingestd-bench), and its group's usage lists it.
+func TestSynopsisLine(t *testing.T) {
+	syn := []Synopsis{{Name: "sync", Args: "INSTALLATION"}, {Prog: "ingestd-bench", Name: "store serve", Args: "--dir DIR"}}
+	if got := syn[0].Line(); got != "ingestd sync INSTALLATION" {
+		t.Errorf("line %q", got)
+	}
+	if got := GroupUsage(syn, "store"); got != "  ingestd-bench store serve --dir DIR\n" {
+		t.Errorf("group usage %q", got)
+	}
+}
