@@ -688,17 +688,6 @@ func (c *Config) installationIDs() string {
 // tokenKeyLine returns the line of key in the i-th entry of auth.tokens,
 // 0 when it is not there.
 func tokenKeyLine(doc *yaml.Node, i int, key string) int {
-	child := func(n *yaml.Node, k string) *yaml.Node {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
-		}
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == k {
-				return n.Content[j+1]
-			}
-		}
-		return nil
-	}
 	toks := child(child(doc, "auth"), "tokens")
 	if toks == nil || toks.Kind != yaml.SequenceNode || i >= len(toks.Content) {
 		return 0

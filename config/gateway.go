@@ -54,19 +54,6 @@ type GatewayToolConfig struct {
 	Output string `yaml:"output"`
 }
 
-// gatewayNode returns the node of key under the mapping n, nil if none.
-func gatewayChild(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // validateGateway checks the gateway block, each error at its line:
 // every upstream an id, one of command or url, every tool a class and an
 // output, no key the block does not know.
@@ -81,7 +68,7 @@ func (c *Config) validateGateway(doc *yaml.Node) error {
 			return c.Errorf(c.KeyLine("gateway", d.key), "gateway: %s %s is too short: use at least %s, or leave it out for the default", d.key, time.Duration(d.v), d.min)
 		}
 	}
-	ups := gatewayChild(gatewayChild(doc, "gateway"), "upstreams")
+	ups := child(child(doc, "gateway"), "upstreams")
 	seen := map[string]int{}
 	for i := range c.Gateway.Upstreams {
 		u := &c.Gateway.Upstreams[i]
@@ -124,7 +111,7 @@ func (c *Config) validateUpstream(u *GatewayUpstreamConfig, un *yaml.Node, seen 
 	if len(u.Tools) == 0 {
 		return fail(u.line, "declares no tools: every tool it offers must be declared (run `ingestd gateway tools` to list them)")
 	}
-	tools := gatewayChild(un, "tools")
+	tools := child(un, "tools")
 	u.toolLines = map[string]int{}
 	for i := 0; tools != nil && i+1 < len(tools.Content); i += 2 {
 		k, v := tools.Content[i], tools.Content[i+1]

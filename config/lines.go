@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.yaml.in/yaml/v4"
+
 	"github.com/ingestd/ingestd"
 )
 
@@ -64,4 +66,17 @@ func (c *Config) Located(line int, err error) error {
 		return err
 	}
 	return c.At(line, err.Error())
+}
+
+// child returns the node of key under the mapping n, nil if none.
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
