@@ -130,7 +130,10 @@ func (p *Pipeline) Ingest(ctx context.Context, inst ingestd.Installation, item i
 	if w == nil {
 		return o, err
 	}
-	sctx, sspan := p.tracer.Start(ctx, SpanStore, trace.WithAttributes(attribute.Int("ingestd.chunks", len(w.chunks))))
+	sctx, sspan := p.start(ctx, SpanStore)
+	if sspan.IsRecording() {
+		sspan.SetAttributes(attribute.Int("ingestd.chunks", len(w.chunks)))
+	}
 	changed, err := p.store.PutDocument(sctx, w.doc, w.chunks, w.links)
 	endSpan(sspan, err)
 	return p.written(ctx, w, changed, err)
@@ -208,7 +211,7 @@ func (p *Pipeline) written(ctx context.Context, w *write, changed bool, err erro
 // It is where every item enters, so it is where an erased one is turned
 // away: errErased, before anything is read of it.
 func (p *Pipeline) stamp(ctx context.Context, inst ingestd.Installation, item ingestd.Item) (doc, prev *ingestd.Document, err error) {
-	ctx, span := p.tracer.Start(ctx, SpanStamp)
+	ctx, span := p.start(ctx, SpanStamp)
 	defer func() {
 		if doc != nil {
 			span.SetAttributes(attribute.String("ingestd.tier", string(doc.Tier)))
@@ -378,7 +381,7 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 	if format == "" {
 		format = ingestd.FormatPlain
 	}
-	_, cspan := p.tracer.Start(ctx, SpanChunk)
+	_, cspan := p.start(ctx, SpanChunk)
 	var pieces []chunker.Chunk
 	if len(item.Sections) > 0 {
 		pieces = chunker.SplitSections(item.Sections, format, p.chunking)
@@ -415,8 +418,10 @@ func (p *Pipeline) chunks(ctx context.Context, doc *ingestd.Document, item inges
 	if len(chunks) == 0 {
 		return chunks, nil
 	}
-	ectx, espan := p.tracer.Start(ctx, SpanEmbed, trace.WithAttributes(
-		attribute.String("ingestd.embedder", p.embedder.ID()), attribute.Int("ingestd.chunks", len(inputs))))
+	ectx, espan := p.start(ctx, SpanEmbed)
+	if espan.IsRecording() {
+		espan.SetAttributes(attribute.String("ingestd.embedder", p.embedder.ID()), attribute.Int("ingestd.chunks", len(inputs)))
+	}
 	vecs, err := p.embedder.Embed(ectx, inputs)
 	endSpan(espan, err)
 	if err != nil {

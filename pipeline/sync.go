@@ -474,8 +474,14 @@ func (ps *pass) write(ctx context.Context, waiting []batched) error {
 		puts[i] = ingestd.DocumentPut{Doc: x.w.doc, Chunks: x.w.chunks, Links: x.w.links}
 		chunks += len(x.w.chunks)
 	}
-	sctx, span := ps.p.tracer.Start(trace.ContextWithSpan(ctx, ps.span), SpanStoreBatch, trace.WithAttributes(
-		attribute.Int("ingestd.documents", len(puts)), attribute.Int("ingestd.chunks", chunks)))
+	under := ctx // the pass's span, not the item's whose put started the write
+	if ps.span.IsRecording() {
+		under = trace.ContextWithSpan(ctx, ps.span)
+	}
+	sctx, span := ps.p.start(under, SpanStoreBatch)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("ingestd.documents", len(puts)), attribute.Int("ingestd.chunks", chunks))
+	}
 	res := ps.p.store.PutDocuments(sctx, puts)
 	span.End()
 	for i, x := range waiting {
