@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/api/access"
@@ -51,14 +50,13 @@ func (s *server) mountGatewayDecisions(mux *http.ServeMux, gl ingestd.GatewayLog
 			s.fail(w, r, err)
 			return
 		}
-		limit := 100
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 500 {
-				s.fail(w, r, ingestd.Errorf(ingestd.EINVALID, "limit %.40q is not a whole number of decisions from 1 to 500", v))
-				return
-			}
-			limit = n
+		limit, err := queryLimit(r, "decisions", 500)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if limit == 0 {
+			limit = 100
 		}
 		ds, err := gl.GatewayDecisions(r.Context(), limit)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/ingestd/ingestd"
@@ -104,6 +105,22 @@ func TestGatewayDecisionsRoute(t *testing.T) {
 	} {
 		if status, body, _ := e.do(t, "GET", "/v1/gateway/decisions"+c.query, c.token, nil); status != c.want {
 			t.Errorf("%s%s: %d %s, want %d", c.token[:8], c.query, status, body, c.want)
+		}
+	}
+}
+
+// TestLimitsAreRefusedAlike: every route's ?limit= is refused with the
+// same message, naming what it counts and its range.
+func TestLimitsAreRefusedAlike(t *testing.T) {
+	e := MustServe(t, ingestd.ModeEnforce, api.Options{GatewayDecisions: decisionLog{}})
+	for _, c := range []struct{ path, want string }{
+		{"/v1/installations/handbook/documents?limit=201", `limit \"201\" is not a whole number of documents from 1 to 200`},
+		{"/v1/installations/handbook/documents?limit=ten", `limit \"ten\" is not a whole number of documents from 1 to 200`},
+		{"/v1/gateway/decisions?limit=501", `limit \"501\" is not a whole number of decisions from 1 to 500`},
+	} {
+		status, body, _ := e.do(t, "GET", c.path, "", nil)
+		if status != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s: %d %s, want 400 and %s", c.path, status, body, c.want)
 		}
 	}
 }

@@ -72,13 +72,11 @@ func (s *server) mountDocuments(mux *http.ServeMux, reader access.DocumentReader
 func listRequest(inst string, r *http.Request) (ingestd.DocumentListRequest, error) {
 	q := r.URL.Query()
 	req := ingestd.DocumentListRequest{Installation: inst, Principal: q.Get("principal")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > ingestd.MaxListLimit {
-			return req, ingestd.Errorf(ingestd.EINVALID, "limit must be a whole number from 1 to %d", ingestd.MaxListLimit)
-		}
-		req.Limit = n
+	n, err := queryLimit(r, "documents", ingestd.MaxListLimit)
+	if err != nil {
+		return req, err
 	}
+	req.Limit = n
 	if t := q.Get("page_token"); t != "" {
 		after, ok := parsePageToken(inst, t)
 		if !ok {
@@ -112,4 +110,22 @@ func parsePageToken(inst, token string) (string, bool) {
 		return "", false
 	}
 	return after, true
+}
+
+// queryLimit is the request's ?limit=: 0 when absent, else a whole number
+// from 1 to max (no upper bound for max 0), refused naming what it
+// counts.
+func queryLimit(r *http.Request, what string, max int) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case max > 0 && (err != nil || n < 1 || n > max):
+		return 0, ingestd.Errorf(ingestd.EINVALID, "limit %.40q is not a whole number of %s from 1 to %d", v, what, max)
+	case err != nil || n < 1:
+		return 0, ingestd.Errorf(ingestd.EINVALID, "limit %.40q is not a whole number of %s, at least 1", v, what)
+	}
+	return n, nil
 }

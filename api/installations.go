@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"connectrpc.com/connect"
@@ -90,14 +89,10 @@ func (s *server) mountInstallations(mux *http.ServeMux, insts Installations) {
 			s.fail(w, r, errNoHistory)
 			return
 		}
-		limit := 0
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				s.fail(w, r, ingestd.Errorf(ingestd.EINVALID, "limit %.40q is not a whole number of passes, at least 1", v))
-				return
-			}
-			limit = n
+		limit, err := queryLimit(r, "passes", 0)
+		if err != nil {
+			s.fail(w, r, err)
+			return
 		}
 		id := r.PathValue("id")
 		runs, err := insts.Runs(r.Context(), id, limit)
