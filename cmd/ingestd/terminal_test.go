@@ -17,27 +17,8 @@ import (
 
 	"github.com/ingestd/ingestd/config"
 	"github.com/ingestd/ingestd/internal/terminal"
+	"github.com/ingestd/ingestd/internal/terminal/terminaltest"
 )
-
-// rawControl returns the first character in s that would drive or
-// deceive a terminal, and whether there is one: a C0 control but line
-// feed and tab, DEL, a C1 control, a bidi override or isolate, a
-// zero-width character or mark, the byte-order mark, a tag character, a
-// line or paragraph separator. It is written apart from the terminal's
-// own rule, so the two check each other.
-func rawControl(s string) (rune, bool) {
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0,
-			r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-			r == 0x061c, r == 0xfeff, r == 0x2028, r == 0x2029, r == 0x00ad,
-			r >= 0xe0000 && r <= 0xe007f:
-			return r, true
-		}
-	}
-	return 0, false
-}
 
 // mustHostileMailbox copies testdata/terminal (a mail whose subject, body
 // and RFC 2231-encoded attachment names carry ESC, OSC, CSI, BEL, C1,
@@ -110,7 +91,7 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s\n%s", name, code, out, errs)
 		}
 		for stream, text := range map[string]string{"stdout": out, "stderr": errs} {
-			if r, ok := rawControl(text); ok {
+			if r, ok := terminaltest.RawControl(text); ok {
 				t.Errorf("%s: %s carries U+%04X raw:\n%q", name, stream, r, text)
 			}
 			for _, line := range strings.Split(text, "\n") {
@@ -131,7 +112,7 @@ func TestHostileTextNeverReachesTheTerminalRaw(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sync --json: exit %d: %s", code, errs)
 	}
-	if r, ok := rawControl(out); ok {
+	if r, ok := terminaltest.RawControl(out); ok {
 		t.Errorf("sync --json carries U+%04X raw", r)
 	}
 	var sum struct {
@@ -181,7 +162,7 @@ func TestLogRecordsKeepControlsEscaped(t *testing.T) {
 		log := newLogger(terminal.New(&buf), config.LogConfig{Format: format}, true)
 		log.Warn("sync.item_failed "+hostileValue, "external_id", hostileValue, hostileValue, "v")
 		out := buf.String()
-		if r, ok := rawControl(out); ok {
+		if r, ok := terminaltest.RawControl(out); ok {
 			t.Errorf("%s: U+%04X passed: %q", format, r, out)
 		}
 		if strings.Count(out, "\n") != 1 {

@@ -6,31 +6,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/internal/terminal/terminaltest"
 )
 
-// rawControl returns the first character in s that would drive or
-// deceive a terminal, and whether there is one: a C0 control but line
-// feed and tab, DEL, a C1 control, a bidi override or isolate, a
-// zero-width character or mark, the byte-order mark, a tag character, a
-// line or paragraph separator. It is written apart from the terminal's
-// own rule, so the two check each other (cmd/ingestd's tests have the
-// same rule for what a command prints).
-func rawControl(s string) (rune, bool) {
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0,
-			r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-			r == 0x061c, r == 0xfeff, r == 0x2028, r == 0x2029, r == 0x00ad,
-			r >= 0xe0000 && r <= 0xe007f:
-			return r, true
-		}
-	}
-	return 0, false
-}
-
 // TestTerminalEscapes: what Write lets through and what it escapes, one
-// case per class, written apart from the rule (rawControl) so the two
+// case per class, written apart from the rule (terminaltest.RawControl) so the two
 // check each other; Printf and table also keep each value on one line.
 func TestTerminalEscapes(t *testing.T) {
 	for _, tt := range []struct {
@@ -68,7 +49,7 @@ func TestTerminalEscapes(t *testing.T) {
 			if got := buf.String(); got != tt.want {
 				t.Errorf("Write(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			if r, ok := rawControl(buf.String()); ok {
+			if r, ok := terminaltest.RawControl(buf.String()); ok {
 				t.Errorf("U+%04X passed", r)
 			}
 			buf.Reset()
@@ -76,7 +57,7 @@ func TestTerminalEscapes(t *testing.T) {
 			if got := buf.String(); strings.Count(got, "\n") != 1 || strings.Contains(got, "\t") {
 				t.Errorf("Printf put a value on more than one line or column: %q", got)
 			}
-			if r, ok := rawControl(buf.String()); ok {
+			if r, ok := terminaltest.RawControl(buf.String()); ok {
 				t.Errorf("Printf: U+%04X passed", r)
 			}
 		})
@@ -112,7 +93,7 @@ func TestJSONThroughTheTerminalIsTheSameJSON(t *testing.T) {
 	if err := enc.Encode(in); err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := rawControl(buf.String()); ok {
+	if r, ok := terminaltest.RawControl(buf.String()); ok {
 		t.Errorf("U+%04X passed: %q", r, buf.String())
 	}
 	var out map[string]any
