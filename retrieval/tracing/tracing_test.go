@@ -151,7 +151,14 @@ const (
 
 func retrieve(t *testing.T, srv *httptest.Server, query string) {
 	t.Helper()
-	req, err := http.NewRequest("POST", srv.URL+"/v1/retrieve", strings.NewReader(`{"query": "`+query+`", "trusted_view": true}`))
+	postTraced(t, srv.URL+"/v1/retrieve", `{"query": "`+query+`", "trusted_view": true}`)
+}
+
+// postTraced POSTs a JSON body to url with a W3C traceparent of traceID
+// and spanID, and fails t unless the answer is 200.
+func postTraced(t *testing.T, url, body string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +171,7 @@ func retrieve(t *testing.T, srv *httptest.Server, query string) {
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if res.StatusCode != 200 {
-		t.Fatalf("retrieve: %d %s", res.StatusCode, b)
+		t.Fatalf("POST %s: %d %s", url, res.StatusCode, b)
 	}
 }
 
@@ -454,21 +461,7 @@ func (c *collector) children(s *tracepb.Span, name string) int {
 func TestConnectTraceparent(t *testing.T) {
 	tr, c := startTracing(t)
 	srv := newAPI(t, tr, "enforce")
-	req, err := http.NewRequest("POST", srv.URL+ingestdv1connect.RetrievalServiceRetrieveProcedure, strings.NewReader(`{"query": "refund bank transfer"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("traceparent", "00-"+traceID+"-"+spanID+"-01")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("Connect Retrieve: %d %s", res.StatusCode, b)
-	}
+	postTraced(t, srv.URL+ingestdv1connect.RetrievalServiceRetrieveProcedure, `{"query": "refund bank transfer"}`)
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
