@@ -231,14 +231,14 @@ func (d *Daemon) Configured(id string) bool {
 // Retrieval builds the retrieval service over the store, traced
 // (Options.Tracing) and, when reg is not nil, counted in its metrics.
 func (d *Daemon) Retrieval(reg prometheus.Registerer) (ingestd.Retriever, error) {
+	svc, err := d.Service()
+	if err != nil {
+		return nil, err
+	}
 	if reg == nil {
-		svc, err := d.service()
-		if err != nil {
-			return nil, err
-		}
 		return d.Traced(svc), nil
 	}
-	m, err := d.metered(reg)
+	m, err := d.metered(svc, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -251,25 +251,10 @@ func (d *Daemon) Traced(r ingestd.Retriever) ingestd.Retriever {
 	return d.o.Tracing.Wrap(r)
 }
 
-// metered is the retrieval service traced and counted into reg: its
-// metrics keep the block report too.
-func (d *Daemon) metered(reg prometheus.Registerer) (*metrics.Retriever, error) {
-	svc, err := d.service()
-	if err != nil {
-		return nil, err
-	}
-	return metrics.New(d.o.Tracing.Wrap(svc), &metrics.Options{Registerer: reg})
-}
-
-// service is the bare retrieval service.
-func (d *Daemon) service() (*retrieval.Service, error) {
-	return retrieval.New(retrieval.Options{
-		Store:         d.store,
-		Embedder:      d.embedder,
-		FirewallMode:  d.o.FirewallMode,
-		Installations: d.Installations(),
-		Logger:        d.log,
-	})
+// metered is svc traced and counted into reg: its metrics keep the block
+// report too.
+func (d *Daemon) metered(svc *retrieval.Service, reg prometheus.Registerer) (*metrics.Retriever, error) {
+	return metrics.New(d.Traced(svc), &metrics.Options{Registerer: reg})
 }
 
 // Service is the retrieval service over the store, able to read a

@@ -166,11 +166,11 @@ func (s *serving) listen(so ServeOptions) error {
 // handler is the API, its queue-bound routes behind the gate.
 func (s *serving) handler(so ServeOptions) (http.Handler, error) {
 	d := s.d
-	svc, err := d.metered(s.reg)
+	docs, err := d.Service()
 	if err != nil {
 		return nil, err
 	}
-	docs, err := d.Service()
+	svc, err := d.metered(docs, s.reg)
 	if err != nil {
 		return nil, err
 	}
