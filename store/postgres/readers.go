@@ -51,14 +51,19 @@ func (s *Store) broad(ctx context.Context, r *ingestd.Reader) bool {
 	return share >= broadShare
 }
 
+// load returns the statistics, read again once they are readerStatsFor
+// old. One caller reads them, outside the lock: the others go on with
+// the ones before (none before the first read).
 func (st *readerStats) load(ctx context.Context, s *Store) map[string]float64 {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	freq := st.freq
 	if time.Now().Before(st.until) { // the cache's age, not a stored time
-		return st.freq
+		st.mu.Unlock()
+		return freq
 	}
 	st.until = time.Now().Add(readerStatsFor)
-	st.freq = map[string]float64{}
+	st.mu.Unlock()
+
 	var elems []string
 	var freqs []float64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(most_common_elems::text::text[], '{}'), coalesce(most_common_elem_freqs, '{}')
@@ -66,12 +71,16 @@ func (st *readerStats) load(ctx context.Context, s *Store) map[string]float64 {
 		WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'readers' AND NOT inherited
 		LIMIT 1`).Scan(&elems, &freqs)
 	if err != nil {
-		return st.freq // none: no statistics yet (before ANALYZE), or no answer
+		return freq // no statistics yet (before ANALYZE), or no answer: the ones before
 	}
+	fresh := make(map[string]float64, len(elems))
 	for i, e := range elems {
 		if i < len(freqs) {
-			st.freq[e] = float64(freqs[i])
+			fresh[e] = freqs[i]
 		}
 	}
-	return st.freq
+	st.mu.Lock()
+	st.freq = fresh
+	st.mu.Unlock()
+	return fresh
 }
