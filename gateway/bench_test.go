@@ -100,4 +100,10 @@ func BenchmarkGatewayReadStdio(b *testing.B) {
 		cs := mustHost(b, g, nopRetriever{}, nil)
 		benchCall(b, cs, "memory__read_graph", args)
 	})
+	b.Run("lane", func(b *testing.B) {
+		g := mustGateway(b, gateway.Options{Upstreams: []gateway.Upstream{{ID: "memory", Command: []string{bin}, Env: []string{"MEMORY_FILE_PATH"},
+			Tools: map[string]gateway.Tool{"read_graph": {Class: ingestd.ToolRead, Output: gateway.OutputTrusted}}}}})
+		cs := mustStdioHost(b, g, nopRetriever{}, nil)
+		benchCall(b, cs, "memory__read_graph", args)
+	})
 }

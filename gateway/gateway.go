@@ -22,8 +22,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,6 +112,8 @@ type Gateway struct {
 	o         Options
 	log       *slog.Logger
 	ups       []*upstream
+	byID      map[string]*upstream
+	laneCalls atomic.Int64 // calls FastCall took
 	turns     *turns
 	confirms  *confirms
 	decisions decisions // decisions.go
@@ -140,7 +144,7 @@ func Open(ctx context.Context, o Options) (*Gateway, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	g := &Gateway{o: o, log: o.Logger, turns: newTurns(o.MaxTurns, o.TurnWindow, o.Now), confirms: newConfirms(o.ConfirmTTL, o.Now)}
+	g := &Gateway{o: o, log: o.Logger, turns: newTurns(o.MaxTurns, o.TurnWindow, o.Now), confirms: newConfirms(o.ConfirmTTL, o.Now), byID: map[string]*upstream{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -166,6 +170,7 @@ func Open(ctx context.Context, o Options) (*Gateway, error) {
 		}
 		u.mu.Unlock()
 		g.ups = append(g.ups, u)
+		g.byID[uc.ID] = u
 	}
 	return g, nil
 }
@@ -383,21 +388,82 @@ func blockingVerdict(v any) string {
 // handler is the call of one upstream tool.
 func (g *Gateway) handler(u *upstream, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], req: req, turn: turnOf(req.Params.Meta)}
+		c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], req: req, ss: req.Session,
+			args: req.Params.Arguments, turn: turnOf(req.Params.Meta)}
+		if m := passMeta(req.Params.Meta); len(m) > 0 {
+			c.meta, _ = json.Marshal(m)
+		}
 		res := c.run(ctx)
 		stampTurn(res, c.turn)
 		return res, nil
 	}
 }
 
-// call is one tools/call of an upstream tool.
+// FastCall takes a host's call of an upstream tool on stdio before the
+// SDK reads it (mcpserver.FastCaller), when it is one the gateway can
+// answer without the SDK: a declared, offered tool of a stdio upstream
+// that is up, arguments that are one JSON object, a _meta whose turn id
+// is a string when present, and no question to ask (a read, or a turn
+// nothing tainted). Its answer is the SDK path's: the same checks,
+// counts, taint, fence and turn stamp (call.run); only the transport
+// differs, a line each way to the upstream on the pipe it shares with
+// the SDK's session. Anything else is the SDK's, untouched.
+func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args, meta json.RawMessage) (func(context.Context) *mcp.CallToolResult, bool) {
+	id, tool, _ := strings.Cut(name, Separator)
+	u := g.byID[id]
+	if u == nil {
+		return nil, false
+	}
+	u.mu.Lock()
+	_, offered := u.tools[tool]
+	_, held := u.withheld[tool]
+	p := u.pipe
+	u.mu.Unlock()
+	if !offered || held || p == nil {
+		return nil, false
+	}
+	c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], ss: ss, args: args, pipe: p}
+	if meta != nil {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(meta, &m) != nil {
+			return nil, false
+		}
+		if t, ok := m[TurnMetaKey]; ok && json.Unmarshal(t, &c.turn) != nil || len(c.turn) > 256 {
+			return nil, false
+		}
+		for k := range m {
+			if !forUpstream(k) {
+				delete(m, k)
+			}
+		}
+		if len(m) > 0 {
+			c.meta, _ = json.Marshal(m)
+		}
+	}
+	if c.decl.Class != ingestd.ToolRead && g.turns.Of(ss, c.turn) != nil {
+		return nil, false
+	}
+	g.laneCalls.Add(1)
+	return func(ctx context.Context) *mcp.CallToolResult {
+		res := c.run(ctx)
+		stampTurn(res, c.turn)
+		return res
+	}, true
+}
+
+// call is one tools/call of an upstream tool, from the SDK's handler or
+// the lane (FastCall).
 type call struct {
 	g    *Gateway
 	u    *upstream
 	tool string
 	decl Tool
-	req  *mcp.CallToolRequest
+	req  *mcp.CallToolRequest // the SDK's request; nil on the lane, which never asks
+	ss   *mcp.ServerSession
+	args json.RawMessage
+	meta json.RawMessage // the host's _meta for the upstream (passMeta), nil for none
 	turn string
+	pipe *pipe // set on the lane
 }
 
 func (c *call) name() string { return exposedName(c.u.cfg.ID, c.tool) }
@@ -408,13 +474,13 @@ func (c *call) run(ctx context.Context) *mcp.CallToolResult {
 		g.count(c.u.cfg.ID, c.tool, "withheld")
 		return toolError("ingestd gateway: %s is withheld: %s; declare it again and restart ingestd", c.name(), why)
 	}
-	canon, err := Canonical(c.req.Params.Arguments)
+	canon, err := Canonical(c.args)
 	if err != nil {
 		g.count(c.u.cfg.ID, c.tool, "error")
 		return toolError("ingestd gateway: %s", err)
 	}
 	if c.decl.Class != ingestd.ToolRead {
-		if why := g.turns.Of(c.req.Session, c.turn); why != nil {
+		if why := g.turns.Of(c.ss, c.turn); why != nil {
 			if res := c.gate(canon, why); res != nil {
 				return res
 			}
@@ -437,9 +503,14 @@ func (c *call) turnKey() string {
 func (c *call) gate(canon []byte, why *taint) *mcp.CallToolResult {
 	g, up := c.g, c.u.cfg.ID
 	hash := CallHash(up, c.tool, canon, c.turnKey())
+	if c.req == nil {
+		// On the lane, tainted between FastCall and now: no question can
+		// be put there, so the refusal; a call again is asked.
+		return c.refuse(why, hash, "the turn was tainted as this call began; call it again to be asked")
+	}
 	p := c.req.Params
 	if p.RequestState != "" || p.InputResponses != nil {
-		state := g.confirms.take(c.req.Session, p.RequestState, hash)
+		state := g.confirms.take(c.ss, p.RequestState, hash)
 		yes, action := false, "none"
 		if r, ok := p.InputResponses[confirmInput]; ok {
 			yes, action = approved(r)
@@ -461,7 +532,7 @@ func (c *call) gate(canon []byte, why *taint) *mcp.CallToolResult {
 	if caps == nil || caps.Elicitation == nil {
 		return c.refuse(why, hash, "the host cannot ask its user to confirm")
 	}
-	state := g.confirms.ask(c.req.Session, hash)
+	state := g.confirms.ask(c.ss, hash)
 	g.log.Info("gateway.confirm.ask", "upstream", up, "tool", c.tool, "call_hash", hash, "taint", why.String())
 	g.count(up, c.tool, "asked")
 	c.decide(ingestd.GatewayAsked, why, hash, "")
@@ -517,24 +588,41 @@ func (c *call) refuseAs(outcome string, why *taint, hash, detail string) *mcp.Ca
 // untrusted result.
 func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
 	g, up := c.g, c.u.cfg.ID
-	cs, err := c.u.session(ctx)
-	if err != nil {
-		g.count(up, c.tool, "error")
-		return toolError("ingestd gateway: upstream %s is unavailable: %v", up, err)
+	var cs *mcp.ClientSession
+	if c.pipe == nil {
+		var err error
+		if cs, err = c.u.session(ctx); err != nil {
+			g.count(up, c.tool, "error")
+			return toolError("ingestd gateway: upstream %s is unavailable: %v", up, err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.o.CallTimeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: c.tool, Arguments: c.req.Params.Arguments, Meta: passMeta(c.req.Params.Meta)}
-	if len(c.req.Params.Arguments) == 0 {
-		params.Arguments = json.RawMessage("{}")
+	args := c.args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
 	}
-	res, err := cs.CallTool(ctx, params)
+	var res *mcp.CallToolResult
+	var err error
+	if c.pipe != nil {
+		res, err = c.pipe.callTool(ctx, c.params(args))
+	} else {
+		params := &mcp.CallToolParams{Name: c.tool, Arguments: args}
+		if c.meta != nil {
+			_ = json.Unmarshal(c.meta, &params.Meta)
+		}
+		res, err = cs.CallTool(ctx, params)
+	}
 	if err != nil {
 		g.count(up, c.tool, "error")
 		if errors.Is(err, context.DeadlineExceeded) {
 			return toolError("ingestd gateway: upstream %s did not answer %s within %s", up, c.tool, g.o.CallTimeout)
 		}
 		return toolError("ingestd gateway: upstream %s failed %s: %v", up, c.tool, err)
+	}
+	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
+		g.count(up, c.tool, "error")
+		return toolError("ingestd gateway: upstream %s answered %s with a question for the person; the gateway puts only its own questions, rendered from the call", up, c.tool)
 	}
 	b, err := json.Marshal(res)
 	if err != nil || len(b) > g.o.MaxResultBytes {
@@ -545,23 +633,58 @@ func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
 	if c.decl.Output == OutputTrusted {
 		return res
 	}
-	g.turns.Taint(c.req.Session, c.turn, "untrusted output of "+c.name())
+	g.turns.Taint(c.ss, c.turn, "untrusted output of "+c.name())
 	return fenceResult(res, up, c.tool)
 }
 
-// passMeta is the host's _meta for the upstream, without ingestd's own
-// keys.
+// params is the upstream's tools/call params on the lane, as the SDK's
+// client writes them.
+func (c *call) params(args json.RawMessage) []byte {
+	name, _ := json.Marshal(c.tool)
+	b := make([]byte, 0, len(args)+len(c.meta)+len(name)+32)
+	b = append(b, `{"name":`...)
+	b = append(b, name...)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	meta := c.meta
+	switch {
+	case meta == nil:
+		meta = c.pipe.meta
+	case c.pipe.meta != nil:
+		// The host's keys beside the protocol's, the protocol's winning.
+		var m, proto map[string]json.RawMessage
+		_ = json.Unmarshal(meta, &m)
+		_ = json.Unmarshal(c.pipe.meta, &proto)
+		maps.Copy(m, proto)
+		meta, _ = json.Marshal(m)
+	}
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, '}')
+}
+
+// passMeta is the host's _meta for the upstream (forUpstream).
 func passMeta(m mcp.Meta) mcp.Meta {
 	if len(m) == 0 {
 		return nil
 	}
 	out := mcp.Meta{}
 	for k, v := range m {
-		if !strings.HasPrefix(k, "io.ingestd/") {
+		if forUpstream(k) {
 			out[k] = v
 		}
 	}
 	return out
+}
+
+// forUpstream reports whether a key of the host's _meta goes on to the
+// upstream: not ingestd's own keys, and not MCP's, which speak of the
+// host's hop to ingestd (its protocol version, capabilities, progress),
+// not ingestd's to the upstream.
+func forUpstream(k string) bool {
+	return !strings.HasPrefix(k, "io.ingestd/") && !strings.HasPrefix(k, "io.modelcontextprotocol/") && k != "progressToken"
 }
 
 // fenceResult is an untrusted result as the host sees it: each text in

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,7 @@ type upstream struct {
 
 	mu        sync.Mutex
 	cs        *mcp.ClientSession
+	pipe      *pipe     // cs's stdio connection, for the lane; nil for other transports
 	down      error     // why the connection is gone, nil while up
 	downSince time.Time // when it went
 	pinned    map[string]string
@@ -53,30 +55,39 @@ func (u *upstream) env() []string {
 	return out
 }
 
-func (u *upstream) transport(ctx context.Context) (mcp.Transport, error) {
+// transport is how to reach the upstream; a stdio one's pipe beside it.
+func (u *upstream) transport(ctx context.Context) (mcp.Transport, *pipe, error) {
 	switch {
 	case u.cfg.Connect != nil:
-		return u.cfg.Connect(ctx)
+		t, err := u.cfg.Connect(ctx)
+		return t, nil, err
 	case len(u.cfg.Command) > 0:
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 		cmd.Env = u.env()
 		cmd.Stderr = &logWriter{log: u.g.log, upstream: u.cfg.ID}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		p := newPipe(cmd, lineCap(u.g.o.MaxResultBytes))
+		return &pipeTransport{p: p}, p, nil
 	case u.cfg.URL != "":
 		hc := &http.Client{Transport: &bearer{token: u.cfg.Token, next: http.DefaultTransport}}
-		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc, MaxRetries: 1}, nil
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc, MaxRetries: 1}, nil, nil
 	}
-	return nil, errors.New("neither command nor url")
+	return nil, nil, errors.New("neither command nor url")
+}
+
+// lineCap bounds one message from a stdio upstream: room for a result at
+// the cap written with every character escaped, and never under 4 MiB.
+func lineCap(maxResult int) int {
+	return max(4<<20, 6*maxResult+64<<10)
 }
 
 // connect starts (or restarts) the upstream and lists its tools. Called
 // with u.mu held.
 func (u *upstream) connect(ctx context.Context) error {
-	t, err := u.transport(ctx)
+	t, p, err := u.transport(ctx)
 	if err != nil {
 		return err
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "ingestd-gateway", Version: u.g.o.Version}, &mcp.ClientOptions{
+	c := mcp.NewClient(clientInfo(u.g.o.Version), &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go u.relist() },
 		Capabilities:           &mcp.ClientCapabilities{},
 	})
@@ -91,18 +102,48 @@ func (u *upstream) connect(ctx context.Context) error {
 		_ = cs.Close()
 		return fmt.Errorf("list tools: %w", err)
 	}
-	u.cs, u.down = cs, nil
+	if p != nil {
+		var ok bool
+		if p.meta, ok = requestMeta(cs.InitializeResult(), u.g.o.Version); !ok {
+			p = nil // a protocol the lane does not write: every call goes through the SDK
+		}
+	}
+	u.cs, u.pipe, u.down = cs, p, nil
 	go func() {
 		err := cs.Wait()
 		u.mu.Lock()
 		if u.cs == cs {
-			u.cs, u.down, u.downSince = nil, fmt.Errorf("connection closed: %v", err), u.g.o.Now()
+			u.cs, u.pipe, u.down, u.downSince = nil, nil, fmt.Errorf("connection closed: %v", err), u.g.o.Now()
 			u.g.log.Warn("gateway.upstream.down", "upstream", u.cfg.ID, "err", err)
 		}
 		u.mu.Unlock()
 	}()
 	u.compare(tools)
 	return nil
+}
+
+// requestMeta is what the lane puts in each request's _meta as the SDK's
+// client would on a session of r's protocol: nothing under the dated
+// versions before 2026-07-28, the per-request triple (version, client,
+// its capabilities) under 2026-07-28; ok false for a version the lane
+// does not know.
+func requestMeta(r *mcp.InitializeResult, version string) (json.RawMessage, bool) {
+	switch r.ProtocolVersion {
+	case "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25":
+		return nil, true
+	case "2026-07-28":
+		b, err := json.Marshal(map[string]any{
+			mcp.MetaKeyProtocolVersion:    r.ProtocolVersion,
+			mcp.MetaKeyClientInfo:         clientInfo(version),
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+		})
+		return b, err == nil
+	}
+	return nil, false
+}
+
+func clientInfo(version string) *mcp.Implementation {
+	return &mcp.Implementation{Name: "ingestd-gateway", Version: version}
 }
 
 func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
@@ -230,7 +271,7 @@ func (u *upstream) withheldWhy(name string) string {
 func (u *upstream) close() {
 	u.mu.Lock()
 	cs := u.cs
-	u.cs = nil
+	u.cs, u.pipe = nil, nil
 	u.mu.Unlock()
 	if cs != nil {
 		_ = cs.Close()

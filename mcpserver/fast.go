@@ -147,6 +147,25 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // returns the id and the arguments as they were written; ok is false for
 // anything else, which the SDK is then given.
 func parseRetrieveCall(body []byte) (id, args json.RawMessage, ok bool) {
+	c, ok := parseToolCall(body)
+	if !ok || c.name != "retrieve" || c.meta != nil {
+		return nil, nil, false
+	}
+	return c.id, c.args, true
+}
+
+// toolCall is one tools/call request as parseToolCall read it.
+type toolCall struct {
+	id, args, meta json.RawMessage
+	name           string
+}
+
+// parseToolCall reads body as exactly one JSON-RPC request
+// {"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":NAME,"arguments":ARGS,"_meta":META}}
+// — members in any order, each once, no other member; ID a string or an
+// integer; params holding name and, optionally, arguments and _meta. The
+// id, arguments and _meta are returned as they were written.
+func parseToolCall(body []byte) (c toolCall, ok bool) {
 	var version, method string
 	var params json.RawMessage
 	seen := 0
@@ -157,7 +176,7 @@ func parseRetrieveCall(body []byte) (id, args json.RawMessage, ok bool) {
 		case "jsonrpc":
 			bit, err = 1, dec.Decode(&version)
 		case "id":
-			bit, err = 2, dec.Decode(&id)
+			bit, err = 2, dec.Decode(&c.id)
 		case "method":
 			bit, err = 4, dec.Decode(&method)
 		case "params":
@@ -170,30 +189,33 @@ func parseRetrieveCall(body []byte) (id, args json.RawMessage, ok bool) {
 		}
 		seen |= bit
 		return true
-	}) || seen != 15 || version != "2.0" || method != "tools/call" || !plainID(id) {
-		return nil, nil, false
+	}) || seen != 15 || version != "2.0" || method != "tools/call" || !plainID(c.id) {
+		return toolCall{}, false
 	}
-	var name string
 	named := false
 	if !members(params, func(key string, dec *json.Decoder) bool {
 		switch key {
 		case "name":
-			if named || dec.Decode(&name) != nil {
+			if named || dec.Decode(&c.name) != nil {
 				return false
 			}
 			named = true
 		case "arguments":
-			if args != nil || dec.Decode(&args) != nil {
+			if c.args != nil || dec.Decode(&c.args) != nil {
+				return false
+			}
+		case "_meta":
+			if c.meta != nil || dec.Decode(&c.meta) != nil || len(c.meta) == 0 || c.meta[0] != '{' {
 				return false
 			}
 		default:
 			return false
 		}
 		return true
-	}) || name != "retrieve" {
-		return nil, nil, false
+	}) || !named {
+		return toolCall{}, false
 	}
-	return id, args, true
+	return c, true
 }
 
 // members walks the members of the one JSON object in b, handing each

@@ -121,11 +121,7 @@ func newServer(o Options) (*mcp.Server, *server) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	version := o.Version
-	if version == "" {
-		version = "dev"
-	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "ingestd", Title: "ingestd retrieval", Version: version},
+	srv := mcp.NewServer(implementation(o.Version),
 		&mcp.ServerOptions{Instructions: Instructions, Logger: sdkLogger(o.Logger)})
 	openWorld, closedWorld := true, false
 	srv.AddTool(&mcp.Tool{
@@ -161,6 +157,14 @@ func newServer(o Options) (*mcp.Server, *server) {
 		o.Extension.Install(srv)
 	}
 	return srv, s
+}
+
+// implementation is the server as it names itself.
+func implementation(version string) *mcp.Implementation {
+	if version == "" {
+		version = "dev"
+	}
+	return &mcp.Implementation{Name: "ingestd", Title: "ingestd retrieval", Version: version}
 }
 
 // HandlerOptions configures Handler.

@@ -31,7 +31,6 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	transport := mcpserver.StdioTransport(os.Stdin, e.stdout.Raw())
 	if *server != "" {
 		if *as != "" {
 			return &usageError{Msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
@@ -44,8 +43,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 			}
 			token = v
 		}
-		srv := mcpserver.New(mcpserver.Options{Retriever: client.New(*server, &client.Options{Token: token}), Version: versionString()})
-		return srv.Run(ctx, transport)
+		return mcpserver.ServeStdio(ctx, mcpserver.Options{Retriever: client.New(*server, &client.Options{Token: token}), Version: versionString()},
+			os.Stdin, e.stdout.Raw())
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -70,10 +69,10 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeGateway()
-	srv := mcpserver.New(mcpserver.Options{Retriever: access.NewRetriever(a.Traced(svc)), Documents: access.NewDocuments(svc),
-		Version: versionString(), Logger: a.log, Extension: ext})
+	o := mcpserver.Options{Retriever: access.NewRetriever(a.Traced(svc)), Documents: access.NewDocuments(svc),
+		Version: versionString(), Logger: a.log, Extension: ext}
 	a.log.Info("mcp.stdio", "installations", len(a.IDs()), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
-	err = srv.Run(access.NewContext(ctx, p), transport)
+	err = mcpserver.ServeStdio(access.NewContext(ctx, p), o, os.Stdin, e.stdout.Raw())
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -1,0 +1,344 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A pipe is a stdio upstream's connection, shared by two callers: the
+// SDK's client session, which initialises it, lists its tools, hears its
+// notifications and makes every call the lane does not; and the lane,
+// which writes a tools/call as one line and reads its response as one
+// line, without the SDK's JSON-RPC stack (two goroutine hand-offs and
+// several decodings of each message). The lane's requests carry ids of
+// their own ("ingestd-N", a string; the SDK's are numbers), so their
+// responses are told apart and never reach the SDK.
+//
+// Every line from the upstream is bounded: one longer than max is
+// discarded to its end, and when it was a lane call's answer (its id
+// found at either end) that call is answered with the cap at once.
+type pipe struct {
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	r         *bufio.Reader
+	max       int
+	terminate time.Duration
+	meta      json.RawMessage // what the SDK's client puts in every request's _meta under the per-request protocol, nil under the classic one
+
+	wmu sync.Mutex // one writer at a time, so lines never interleave
+
+	mu      sync.Mutex
+	next    uint64
+	waiting map[string]chan reply
+	gone    error // set when the connection ended; every later call fails
+
+	pending []byte // the rest of a line for the SDK (its read goroutine only)
+	once    sync.Once
+	closed  error
+}
+
+// reply is the answer to a lane call: its response line, or why none
+// came.
+type reply struct {
+	line []byte
+	err  error
+}
+
+// lanePrefix starts every lane request's id.
+const lanePrefix = "ingestd-"
+
+// errClosed ends the calls waiting when the connection closes.
+var errClosed = errors.New("the upstream's connection closed")
+
+// pipeTransport starts the command on Connect and gives the SDK the
+// pipe.
+type pipeTransport struct{ p *pipe }
+
+func newPipe(cmd *exec.Cmd, max int) *pipe {
+	return &pipe{cmd: cmd, max: max, terminate: 2 * time.Second, waiting: map[string]chan reply{}}
+}
+
+func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	p := t.p
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.r = bufio.NewReaderSize(stdout, 64<<10)
+	return (&mcp.IOTransport{Reader: p, Writer: p}).Connect(ctx)
+}
+
+// Read gives the SDK the upstream's lines that are not the lane's.
+func (p *pipe) Read(b []byte) (int, error) {
+	for len(p.pending) == 0 {
+		line, err := p.readLine()
+		if len(line) > 0 && !p.route(line) {
+			p.pending = line
+		}
+		if err != nil {
+			if len(p.pending) > 0 {
+				break
+			}
+			p.fail(fmt.Errorf("%w: %v", errClosed, err))
+			return 0, err
+		}
+	}
+	n := copy(b, p.pending)
+	p.pending = p.pending[n:]
+	return n, nil
+}
+
+// Write is the SDK's: one whole message a call.
+func (p *pipe) Write(b []byte) (int, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	return p.stdin.Write(b)
+}
+
+// Close ends the upstream as MCP's stdio transport says: its stdin
+// closed, then SIGTERM, then SIGKILL, each after a wait. The SDK closes
+// both halves; the first does it.
+func (p *pipe) Close() error {
+	p.once.Do(func() {
+		p.fail(errClosed)
+		if p.stdin == nil {
+			return
+		}
+		_ = p.stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- p.cmd.Wait() }()
+		for _, next := range []func() error{
+			func() error { return p.cmd.Process.Signal(syscall.SIGTERM) },
+			p.cmd.Process.Kill,
+		} {
+			select {
+			case p.closed = <-done:
+				return
+			case <-time.After(p.terminate):
+			}
+			_ = next()
+		}
+		p.closed = <-done
+	})
+	return p.closed
+}
+
+// fail ends every waiting lane call with err; later calls fail too.
+func (p *pipe) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone == nil {
+		p.gone = err
+	}
+	for id, ch := range p.waiting {
+		ch <- reply{err: err}
+		delete(p.waiting, id)
+	}
+}
+
+// answer hands a lane call its reply; false when no call waits on id
+// (it ended first).
+func (p *pipe) answer(id string, r reply) bool {
+	p.mu.Lock()
+	ch := p.waiting[id]
+	delete(p.waiting, id)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+	return ch != nil
+}
+
+// route takes a line that answers a lane call, true when it was one (or
+// a late answer to one, dropped).
+func (p *pipe) route(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"`+lanePrefix)) {
+		return false
+	}
+	var v struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	var id string
+	if json.Unmarshal(line, &v) != nil || v.Method != nil || json.Unmarshal(v.ID, &id) != nil || !bytes.HasPrefix([]byte(id), []byte(lanePrefix)) {
+		return false
+	}
+	p.answer(id, reply{line: line})
+	return true
+}
+
+// anyID finds a response's id at either end of an over-long line:
+// JSON-RPC encoders write it first or last. An upstream that fools it can
+// only fail a call of its own.
+var anyID = regexp.MustCompile(`"id"\s*:\s*("` + lanePrefix + `[0-9]+"|-?[0-9]{1,15})\s*[,}]`)
+
+// readLine reads the next line, a copy. One past max is read to its end
+// and dropped: its call, when its id can be found, is answered with the
+// cap at once (a lane call directly, the SDK's by an error response in
+// the line's place) instead of waiting for the timeout.
+func (p *pipe) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := p.r.ReadSlice('\n')
+		if len(line)+len(chunk) > p.max {
+			return p.discard(append(line, chunk...), err)
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// discard reads the rest of an over-long line that begins with start.
+func (p *pipe) discard(start []byte, err error) ([]byte, error) {
+	const keep = 512
+	head := start[:min(len(start), keep)]
+	tail := start[max(0, len(start)-keep):]
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var chunk []byte
+		chunk, err = p.r.ReadSlice('\n')
+		tail = append(tail, chunk...)
+		tail = tail[max(0, len(tail)-keep):]
+	}
+	why := fmt.Sprintf("answered with a message over %d bytes, over the cap", p.max)
+	for _, end := range [][]byte{head, tail} {
+		m := anyID.FindSubmatch(end)
+		if m == nil {
+			continue
+		}
+		if id := string(m[1]); id[0] == '"' {
+			p.answer(strings.Trim(id, `"`), reply{err: errors.New(why)})
+			return nil, err
+		}
+		msg, _ := json.Marshal(why)
+		return []byte(`{"jsonrpc":"2.0","id":` + string(m[1]) + `,"error":{"code":-32603,"message":` + string(msg) + "}}\n"), err
+	}
+	return nil, err
+}
+
+// callTool makes one tools/call on the lane and decodes its result as
+// the SDK's client would.
+func (p *pipe) callTool(ctx context.Context, params []byte) (*mcp.CallToolResult, error) {
+	p.mu.Lock()
+	if p.gone != nil {
+		err := p.gone
+		p.mu.Unlock()
+		return nil, err
+	}
+	p.next++
+	id := fmt.Sprintf("%s%d", lanePrefix, p.next)
+	ch := make(chan reply, 1)
+	p.waiting[id] = ch
+	p.mu.Unlock()
+	msg := make([]byte, 0, len(params)+80)
+	msg = append(msg, `{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":`...)
+	msg = append(msg, params...)
+	msg = append(msg, "}\n"...)
+	if _, err := p.Write(msg); err != nil {
+		p.answer(id, reply{})
+		return nil, err
+	}
+	var r reply
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		if p.answer(id, reply{}) {
+			// Tell the upstream, as the SDK's client does.
+			_, _ = p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: the call ended"}}` + "\n"))
+		}
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.line, &resp); err != nil {
+		return nil, fmt.Errorf("a response that is not JSON-RPC: %v", err)
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("%s (JSON-RPC error %d)", resp.Error.Message, resp.Error.Code)
+	}
+	if len(resp.Result) == 0 {
+		return nil, errors.New("a response with neither result nor error")
+	}
+	if res, ok := plainResult(resp.Result); ok {
+		return res, nil
+	}
+	res := new(mcp.CallToolResult)
+	if err := json.Unmarshal(resp.Result, res); err != nil {
+		return nil, fmt.Errorf("a result that is no CallToolResult: %v", err)
+	}
+	return res, nil
+}
+
+// plainResult decodes the common result, text content and nothing the
+// SDK's decoder would read differently, as that decoder does, without
+// its per-message buffers; ok false for anything else, which the SDK's
+// decoder then reads. Member names are matched exactly, as the SDK
+// matches them (encoding/json alone would match them in any case).
+func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	res := &mcp.CallToolResult{}
+	for k, v := range m {
+		var err error
+		switch k {
+		case "_meta":
+			err = json.Unmarshal(v, &res.Meta)
+		case "structuredContent":
+			err = json.Unmarshal(v, &res.StructuredContent)
+		case "isError":
+			err = json.Unmarshal(v, &res.IsError)
+		case "content":
+			var items []map[string]json.RawMessage
+			if err = json.Unmarshal(v, &items); err != nil {
+				return nil, false
+			}
+			res.Content = make([]mcp.Content, 0, len(items))
+			for _, it := range items {
+				var typ, text string
+				if len(it) != 2 || json.Unmarshal(it["type"], &typ) != nil || typ != "text" || it["text"] == nil || json.Unmarshal(it["text"], &text) != nil {
+					return nil, false
+				}
+				res.Content = append(res.Content, &mcp.TextContent{Text: text})
+			}
+		default:
+			return nil, false
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	if _, ok := m["content"]; !ok {
+		return nil, false
+	}
+	return res, true
+}
