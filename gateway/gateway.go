@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -408,7 +409,7 @@ func (g *Gateway) handler(u *upstream, tool string) mcp.ToolHandler {
 // counts, taint, fence and turn stamp (call.run); only the transport
 // differs, a line each way to the upstream on the pipe it shares with
 // the SDK's session. Anything else is the SDK's, untouched.
-func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args, meta json.RawMessage) (func(context.Context) *mcp.CallToolResult, bool) {
+func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (func(context.Context, func(*mcp.CallToolResult)), bool) {
 	id, tool, _ := strings.Cut(name, Separator)
 	u := g.byID[id]
 	if u == nil {
@@ -423,31 +424,37 @@ func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args, meta json.R
 		return nil, false
 	}
 	c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], ss: ss, args: args, pipe: p}
-	if meta != nil {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(meta, &m) != nil {
-			return nil, false
-		}
-		if t, ok := m[TurnMetaKey]; ok && json.Unmarshal(t, &c.turn) != nil || len(c.turn) > 256 {
-			return nil, false
-		}
-		for k := range m {
-			if !forUpstream(k) {
-				delete(m, k)
+	if t, ok := meta[TurnMetaKey]; ok && json.Unmarshal(t, &c.turn) != nil || len(c.turn) > 256 {
+		return nil, false
+	}
+	var pass map[string]json.RawMessage
+	for k, v := range meta {
+		if forUpstream(k) {
+			if pass == nil {
+				pass = map[string]json.RawMessage{}
 			}
+			pass[k] = v
 		}
-		if len(m) > 0 {
-			c.meta, _ = json.Marshal(m)
-		}
+	}
+	if pass != nil {
+		c.meta, _ = json.Marshal(pass)
 	}
 	if c.decl.Class != ingestd.ToolRead && g.turns.Of(ss, c.turn) != nil {
 		return nil, false
 	}
 	g.laneCalls.Add(1)
-	return func(ctx context.Context) *mcp.CallToolResult {
-		res := c.run(ctx)
-		stampTurn(res, c.turn)
-		return res
+	return func(ctx context.Context, done func(*mcp.CallToolResult)) {
+		answer := func(res *mcp.CallToolResult) {
+			stampTurn(res, c.turn)
+			done(res)
+		}
+		if res := c.prepare(); res != nil {
+			answer(res)
+			return
+		}
+		p.start(ctx, c.params(c.sentArgs()), g.o.CallTimeout, func(res *mcp.CallToolResult, size int, err error) {
+			answer(c.finish(res, size, err))
+		})
 	}, true
 }
 
@@ -469,6 +476,16 @@ type call struct {
 func (c *call) name() string { return exposedName(c.u.cfg.ID, c.tool) }
 
 func (c *call) run(ctx context.Context) *mcp.CallToolResult {
+	if res := c.prepare(); res != nil {
+		return res
+	}
+	return c.forward(ctx)
+}
+
+// prepare decides a call before it is sent: the answer when it is not to
+// be sent (withheld, arguments that are no object, a tainted turn's
+// question or refusal), nil to send it.
+func (c *call) prepare() *mcp.CallToolResult {
 	g := c.g
 	if why := c.u.withheldWhy(c.tool); why != "" {
 		g.count(c.u.cfg.ID, c.tool, "withheld")
@@ -481,12 +498,10 @@ func (c *call) run(ctx context.Context) *mcp.CallToolResult {
 	}
 	if c.decl.Class != ingestd.ToolRead {
 		if why := g.turns.Of(c.ss, c.turn); why != nil {
-			if res := c.gate(canon, why); res != nil {
-				return res
-			}
+			return c.gate(canon, why)
 		}
 	}
-	return c.forward(ctx)
+	return nil
 }
 
 // turnKey names the turn for a confirmation's hash.
@@ -584,35 +599,39 @@ func (c *call) refuseAs(outcome string, why *taint, hash, detail string) *mcp.Ca
 		c.name(), c.decl.Class, why, detail)
 }
 
-// forward calls the upstream, bounded in time and size, and fences an
-// untrusted result.
+// forward calls the upstream through the SDK's session, bounded in
+// time, and finishes the call.
 func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
-	g, up := c.g, c.u.cfg.ID
-	var cs *mcp.ClientSession
-	if c.pipe == nil {
-		var err error
-		if cs, err = c.u.session(ctx); err != nil {
-			g.count(up, c.tool, "error")
-			return toolError("ingestd gateway: upstream %s is unavailable: %v", up, err)
-		}
+	cs, err := c.u.session(ctx)
+	if err != nil {
+		c.g.count(c.u.cfg.ID, c.tool, "error")
+		return toolError("ingestd gateway: upstream %s is unavailable: %v", c.u.cfg.ID, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.o.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.g.o.CallTimeout)
 	defer cancel()
-	args := c.args
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	params := &mcp.CallToolParams{Name: c.tool, Arguments: c.sentArgs()}
+	if c.meta != nil {
+		_ = json.Unmarshal(c.meta, &params.Meta)
 	}
-	var res *mcp.CallToolResult
-	var err error
-	if c.pipe != nil {
-		res, err = c.pipe.callTool(ctx, c.params(args))
-	} else {
-		params := &mcp.CallToolParams{Name: c.tool, Arguments: args}
-		if c.meta != nil {
-			_ = json.Unmarshal(c.meta, &params.Meta)
-		}
-		res, err = cs.CallTool(ctx, params)
+	res, err := cs.CallTool(ctx, params)
+	return c.finish(res, -1, err)
+}
+
+// sentArgs are the arguments as the upstream gets them: {} for none.
+func (c *call) sentArgs() json.RawMessage {
+	if len(c.args) == 0 {
+		return json.RawMessage("{}")
 	}
+	return c.args
+}
+
+// finish is the host's answer to a call the upstream answered (or did
+// not): bounded in size (size is the result's length as the upstream
+// wrote it, when known; else, -1, it is measured encoded), an upstream's
+// question refused, an untrusted result fenced and its turn tainted. The
+// SDK's path and the lane both end here.
+func (c *call) finish(res *mcp.CallToolResult, size int, err error) *mcp.CallToolResult {
+	g, up := c.g, c.u.cfg.ID
 	if err != nil {
 		g.count(up, c.tool, "error")
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -624,10 +643,15 @@ func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
 		g.count(up, c.tool, "error")
 		return toolError("ingestd gateway: upstream %s answered %s with a question for the person; the gateway puts only its own questions, rendered from the call", up, c.tool)
 	}
-	b, err := json.Marshal(res)
-	if err != nil || len(b) > g.o.MaxResultBytes {
+	if size < 0 {
+		b, err := json.Marshal(res)
+		if size = len(b); err != nil {
+			size = math.MaxInt
+		}
+	}
+	if size > g.o.MaxResultBytes {
 		g.count(up, c.tool, "error")
-		return toolError("ingestd gateway: upstream %s answered %s with %d bytes, over the %d-byte cap", up, c.tool, len(b), g.o.MaxResultBytes)
+		return toolError("ingestd gateway: upstream %s answered %s with %d bytes, over the %d-byte cap", up, c.tool, size, g.o.MaxResultBytes)
 	}
 	g.count(up, c.tool, "ok")
 	if c.decl.Output == OutputTrusted {

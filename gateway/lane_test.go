@@ -130,7 +130,17 @@ func comparable(t *testing.T, r *mcp.CallToolResult) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nonce.ReplaceAllString(strings.Replace(string(b), `,"resultType":"complete"`, "", 1), "nonce=N")
+	// Decoded and encoded again: the same members in the same order,
+	// whatever the spacing and order the upstream wrote them in.
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	delete(v, "resultType")
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	return nonce.ReplaceAllString(string(b), "nonce=N")
 }
 
 // nonce is a fence's nonce, new in every fence.
@@ -171,22 +181,21 @@ func TestLaneAnswersAsTheSDK(t *testing.T) {
 // TestLaneFaultsAreBounded: over the lane, an upstream that hangs is cut
 // at the call timeout, one that answers past the result cap is refused
 // (under the line cap by the re-encoded size, past it by the line's
-// length, without waiting), and the rest of the surface keeps serving.
+// length as it is read, not by the timeout, which is a minute there),
+// and the rest of the surface keeps serving.
 func TestLaneFaultsAreBounded(t *testing.T) {
 	u, _ := stdioCRM(t)
-	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{u}, CallTimeout: 2 * time.Second, MaxResultBytes: 16 << 10})
+	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{u}, CallTimeout: 2 * time.Second})
 	cs := mustStdioHost(t, g, mustRetriever(t), nil)
 	if r := call(t, cs, "crm__hang", map[string]any{}, ""); !r.IsError || !strings.Contains(text(r), "did not answer") {
 		t.Fatalf("hang = %q", text(r))
 	}
+	g = mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{u}, CallTimeout: time.Minute, MaxResultBytes: 16 << 10})
+	cs = mustStdioHost(t, g, mustRetriever(t), nil)
 	for _, tool := range []string{"crm__flood", "crm__huge"} {
-		start := time.Now()
 		r := call(t, cs, tool, map[string]any{}, "")
 		if !r.IsError || !strings.Contains(text(r), "cap") || strings.Contains(text(r), "xxxx") || strings.Contains(text(r), "yyyy") {
 			t.Fatalf("%s = %.200q", tool, text(r))
-		}
-		if d := time.Since(start); d > time.Second {
-			t.Fatalf("%s took %s: the cap waited for the timeout", tool, d)
 		}
 	}
 	before := gateway.LaneCalls(g)

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -22,27 +22,33 @@ import (
 // SDK's client session, which initialises it, lists its tools, hears its
 // notifications and makes every call the lane does not; and the lane,
 // which writes a tools/call as one line and reads its response as one
-// line, without the SDK's JSON-RPC stack (two goroutine hand-offs and
-// several decodings of each message). The lane's requests carry ids of
-// their own ("ingestd-N", a string; the SDK's are numbers), so their
-// responses are told apart and never reach the SDK.
+// line, without the SDK's JSON-RPC stack (goroutine hand-offs on both
+// ends and several decodings of each message). The lane's requests
+// carry ids of their own ("ingestd-N", a string; the SDK's are numbers),
+// so their responses are told apart and never reach the SDK. A lane
+// call is written by the goroutine that started it and finished by the
+// one that reads its response (or by its timer): no goroutine waits.
 //
 // Every line from the upstream is bounded: one longer than max is
-// discarded to its end, and when it was a lane call's answer (its id
-// found at either end) that call is answered with the cap at once.
+// discarded to its end, and when its id is found at either end its call
+// is answered with the cap at once. Every write to the upstream is
+// bounded by writeWait: an upstream that stops reading its input is
+// closed (and restarted on a later call) rather than left to stall its
+// writers.
 type pipe struct {
 	cmd       *exec.Cmd
-	stdin     io.WriteCloser
+	stdin     *os.File
 	r         *bufio.Reader
 	max       int
 	terminate time.Duration
+	writeWait time.Duration
 	meta      json.RawMessage // what the SDK's client puts in every request's _meta under the per-request protocol, nil under the classic one
 
 	wmu sync.Mutex // one writer at a time, so lines never interleave
 
 	mu      sync.Mutex
 	next    uint64
-	waiting map[string]chan reply
+	waiting map[string]*waiter
 	gone    error // set when the connection ended; every later call fails
 
 	pending []byte // the rest of a line for the SDK (its read goroutine only)
@@ -50,11 +56,13 @@ type pipe struct {
 	closed  error
 }
 
-// reply is the answer to a lane call: its response line, or why none
-// came.
-type reply struct {
-	line []byte
-	err  error
+// waiter is a lane call awaiting its response: done is called once, by
+// whoever takes the waiter from the map first (the response, the timer,
+// the caller's context, the connection's end).
+type waiter struct {
+	done  func(res *mcp.CallToolResult, size int, err error) // size: the result's length as the upstream wrote it
+	timer *time.Timer
+	stop  func() bool // the context's AfterFunc
 }
 
 // lanePrefix starts every lane request's id.
@@ -67,8 +75,8 @@ var errClosed = errors.New("the upstream's connection closed")
 // pipe.
 type pipeTransport struct{ p *pipe }
 
-func newPipe(cmd *exec.Cmd, max int) *pipe {
-	return &pipe{cmd: cmd, max: max, terminate: 2 * time.Second, waiting: map[string]chan reply{}}
+func newPipe(cmd *exec.Cmd, max int, writeWait time.Duration) *pipe {
+	return &pipe{cmd: cmd, max: max, terminate: 2 * time.Second, writeWait: writeWait, waiting: map[string]*waiter{}}
 }
 
 func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -77,10 +85,17 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+	// The input end is ingestd's own *os.File, so that writes can carry
+	// a deadline.
+	in, stdin, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
+	p.cmd.Stdin, p.stdin = in, stdin
+	err = p.cmd.Start()
+	in.Close()
+	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
 	p.r = bufio.NewReaderSize(stdout, 64<<10)
@@ -107,11 +122,19 @@ func (p *pipe) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Write is the SDK's: one whole message a call.
+// Write writes one whole message (the SDK writes one a call), within
+// writeWait. A write that did not finish may have left half a line: the
+// connection is closed, its calls failed.
 func (p *pipe) Write(b []byte) (int, error) {
 	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	return p.stdin.Write(b)
+	_ = p.stdin.SetWriteDeadline(time.Now().Add(p.writeWait))
+	n, err := p.stdin.Write(b)
+	p.wmu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("the upstream does not read its input: %w", err)
+		go p.Close()
+	}
+	return n, err
 }
 
 // Close ends the upstream as MCP's stdio transport says: its stdin
@@ -145,27 +168,57 @@ func (p *pipe) Close() error {
 // fail ends every waiting lane call with err; later calls fail too.
 func (p *pipe) fail(err error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.gone == nil {
 		p.gone = err
 	}
-	for id, ch := range p.waiting {
-		ch <- reply{err: err}
+	var ended []*waiter
+	for id, w := range p.waiting {
+		ended = append(ended, w)
 		delete(p.waiting, id)
+	}
+	p.mu.Unlock()
+	for _, w := range ended {
+		w.end(nil, 0, err)
 	}
 }
 
-// answer hands a lane call its reply; false when no call waits on id
-// (it ended first).
-func (p *pipe) answer(id string, r reply) bool {
+// take removes the call waiting on id; nil when none does (it ended).
+func (p *pipe) take(id string) *waiter {
 	p.mu.Lock()
-	ch := p.waiting[id]
+	w := p.waiting[id]
 	delete(p.waiting, id)
 	p.mu.Unlock()
-	if ch != nil {
-		ch <- r
+	return w
+}
+
+// answer ends the call waiting on id with its response or err.
+func (p *pipe) answer(id string, resp *response, err error) {
+	if w := p.take(id); w != nil {
+		if err == nil {
+			res, err := resp.result()
+			w.end(res, len(resp.Result), err)
+		} else {
+			w.end(nil, 0, err)
+		}
 	}
-	return ch != nil
+}
+
+func (w *waiter) end(res *mcp.CallToolResult, size int, err error) {
+	w.timer.Stop()
+	w.stop()
+	w.done(res, size, err)
+}
+
+// response is a JSON-RPC message from the upstream, read once: enough
+// to tell a lane call's response and to decode its result.
+type response struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 // route takes a line that answers a lane call, true when it was one (or
@@ -174,15 +227,12 @@ func (p *pipe) route(line []byte) bool {
 	if !bytes.Contains(line, []byte(`"`+lanePrefix)) {
 		return false
 	}
-	var v struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
+	var v response
 	var id string
 	if json.Unmarshal(line, &v) != nil || v.Method != nil || json.Unmarshal(v.ID, &id) != nil || !bytes.HasPrefix([]byte(id), []byte(lanePrefix)) {
 		return false
 	}
-	p.answer(id, reply{line: line})
+	p.answer(id, &v, nil)
 	return true
 }
 
@@ -227,7 +277,7 @@ func (p *pipe) discard(start []byte, err error) ([]byte, error) {
 			continue
 		}
 		if id := string(m[1]); id[0] == '"' {
-			p.answer(strings.Trim(id, `"`), reply{err: errors.New(why)})
+			p.answer(strings.Trim(id, `"`), nil, errors.New(why))
 			return nil, err
 		}
 		msg, _ := json.Marshal(why)
@@ -236,62 +286,55 @@ func (p *pipe) discard(start []byte, err error) ([]byte, error) {
 	return nil, err
 }
 
-// callTool makes one tools/call on the lane and decodes its result as
-// the SDK's client would.
-func (p *pipe) callTool(ctx context.Context, params []byte) (*mcp.CallToolResult, error) {
+// start makes one tools/call on the lane: done is called once, with its
+// result as the SDK's client would decode it, or with why there is none
+// (the timeout, ctx's end, the connection's). It may be called before
+// start returns.
+func (p *pipe) start(ctx context.Context, params []byte, timeout time.Duration, done func(res *mcp.CallToolResult, size int, err error)) {
 	p.mu.Lock()
 	if p.gone != nil {
 		err := p.gone
 		p.mu.Unlock()
-		return nil, err
+		done(nil, 0, err)
+		return
 	}
 	p.next++
 	id := fmt.Sprintf("%s%d", lanePrefix, p.next)
-	ch := make(chan reply, 1)
-	p.waiting[id] = ch
+	w := &waiter{done: done}
+	abandon := func(err error) {
+		if p.take(id) != nil {
+			// Tell the upstream, as the SDK's client does.
+			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
+			w.end(nil, 0, err)
+		}
+	}
+	w.timer = time.AfterFunc(timeout, func() { abandon(context.DeadlineExceeded) })
+	w.stop = context.AfterFunc(ctx, func() { abandon(ctx.Err()) })
+	p.waiting[id] = w
 	p.mu.Unlock()
 	msg := make([]byte, 0, len(params)+80)
 	msg = append(msg, `{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":`...)
 	msg = append(msg, params...)
 	msg = append(msg, "}\n"...)
 	if _, err := p.Write(msg); err != nil {
-		p.answer(id, reply{})
-		return nil, err
+		p.answer(id, nil, err)
 	}
-	var r reply
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		if p.answer(id, reply{}) {
-			// Tell the upstream, as the SDK's client does.
-			_, _ = p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: the call ended"}}` + "\n"))
-		}
-		return nil, ctx.Err()
+}
+
+// result decodes a lane call's response as the SDK's client decodes a
+// tools/call response.
+func (r *response) result() (*mcp.CallToolResult, error) {
+	if r.Error != nil {
+		return nil, fmt.Errorf("%s (JSON-RPC error %d)", r.Error.Message, r.Error.Code)
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	var resp struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(r.line, &resp); err != nil {
-		return nil, fmt.Errorf("a response that is not JSON-RPC: %v", err)
-	}
-	if resp.Error != nil {
-		return nil, fmt.Errorf("%s (JSON-RPC error %d)", resp.Error.Message, resp.Error.Code)
-	}
-	if len(resp.Result) == 0 {
+	if len(r.Result) == 0 {
 		return nil, errors.New("a response with neither result nor error")
 	}
-	if res, ok := plainResult(resp.Result); ok {
+	if res, ok := plainResult(r.Result); ok {
 		return res, nil
 	}
 	res := new(mcp.CallToolResult)
-	if err := json.Unmarshal(resp.Result, res); err != nil {
+	if err := json.Unmarshal(r.Result, res); err != nil {
 		return nil, fmt.Errorf("a result that is no CallToolResult: %v", err)
 	}
 	return res, nil
@@ -314,7 +357,11 @@ func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
 		case "_meta":
 			err = json.Unmarshal(v, &res.Meta)
 		case "structuredContent":
-			err = json.Unmarshal(v, &res.StructuredContent)
+			// Kept as written: it is passed on, or fenced as JSON text,
+			// never read.
+			if string(v) != "null" {
+				res.StructuredContent = v
+			}
 		case "isError":
 			err = json.Unmarshal(v, &res.IsError)
 		case "content":

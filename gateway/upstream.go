@@ -65,7 +65,7 @@ func (u *upstream) transport(ctx context.Context) (mcp.Transport, *pipe, error) 
 		cmd := exec.Command(u.cfg.Command[0], u.cfg.Command[1:]...)
 		cmd.Env = u.env()
 		cmd.Stderr = &logWriter{log: u.g.log, upstream: u.cfg.ID}
-		p := newPipe(cmd, lineCap(u.g.o.MaxResultBytes))
+		p := newPipe(cmd, lineCap(u.g.o.MaxResultBytes), u.g.o.CallTimeout)
 		return &pipeTransport{p: p}, p, nil
 	case u.cfg.URL != "":
 		hc := &http.Client{Transport: &bearer{token: u.cfg.Token, next: http.DefaultTransport}}

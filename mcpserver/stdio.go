@@ -47,17 +47,18 @@ func stdio(r io.Reader, w io.Writer) (mcp.Transport, *lineFilter) {
 // every hop (docs/BENCHMARKS.md). It is asked about each tools/call of
 // the session whose _meta holds nothing the SDK acts on beyond the
 // protocol's own request keys; false hands the call to the SDK
-// untouched, so it must decide before it does anything. run answers the
-// call as the SDK path's handler would have.
+// untouched, so it must decide before it does anything. start makes the
+// call, in the reader's goroutine (so it must not wait on anything but a
+// bounded write), and done is called once with the answer the SDK
+// path's handler would have given, from whichever goroutine has it.
 type FastCaller interface {
-	FastCall(ss *mcp.ServerSession, name string, args, meta json.RawMessage) (run func(context.Context) *mcp.CallToolResult, ok bool)
+	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(ctx context.Context, done func(*mcp.CallToolResult)), ok bool)
 }
 
 // ServeStdio serves the server o describes on r and w (StdioTransport)
 // until r ends or ctx does. When o.Extension is a FastCaller, the
 // tools/call requests it takes are answered by it beside the SDK's
-// session, each in its own goroutine, and a host's
-// notifications/cancelled reaches them too.
+// session, and a host's notifications/cancelled reaches them too.
 func ServeStdio(ctx context.Context, o Options, r io.Reader, w io.Writer) error {
 	srv := New(o)
 	t, f := stdio(r, w)
@@ -151,14 +152,15 @@ func (f *lineFilter) line() ([]byte, error) {
 		return nil, err
 	}
 	trimmed := bytes.TrimRight(raw, "\r\n")
+	// A call the lane takes has been read whole by its strict parser.
+	if f.lane != nil && len(trimmed) > 0 && trimmed[0] == '{' && f.lane.take(trimmed, f.w) {
+		return nil, err
+	}
 	if !json.Valid(trimmed) {
 		f.answer(nil, jsonrpc.CodeParseError, "Parse error: the line is not one JSON value")
 		return nil, err
 	}
 	if f.lane != nil && trimmed[0] == '{' {
-		if f.lane.take(trimmed, f.w) {
-			return nil, err
-		}
 		f.lane.cancelled(trimmed)
 	}
 	if trimmed[0] != '[' { // a batch is the SDK's to refuse or serve
@@ -249,7 +251,7 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	perRequest, ok := requestProtocol(c.meta)
+	meta, perRequest, ok := requestProtocol(c.meta)
 	if !ok {
 		return false
 	}
@@ -258,7 +260,7 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 			return false
 		}
 	}
-	run, ok := l.fast.FastCall(ss, c.name, c.args, c.meta)
+	start, ok := l.fast.FastCall(ss, c.name, c.args, meta)
 	if !ok {
 		return false
 	}
@@ -267,94 +269,111 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 	l.mu.Lock()
 	l.inflight[key] = cancel
 	l.mu.Unlock()
-	go func() {
-		defer func() {
-			l.mu.Lock()
-			delete(l.inflight, key)
-			l.mu.Unlock()
-			cancel()
-		}()
-		_, _ = w.Write(l.reply(c.id, run(ctx), perRequest))
-	}()
+	start(ctx, func(res *mcp.CallToolResult) {
+		l.mu.Lock()
+		delete(l.inflight, key)
+		l.mu.Unlock()
+		cancel()
+		_, _ = w.Write(l.reply(c.id, res, perRequest))
+	})
 	return true
 }
 
-// reply is the response line to a lane call, encoded as the SDK encodes
-// its result; under the per-request protocol with the two things the SDK
-// adds to every result there: resultType complete, and the server's
-// Implementation in _meta.
+// reply is the response line to a lane call: the result with the
+// members the SDK writes for it (an input request never reaches here:
+// the gateway refuses an upstream's), text content written directly,
+// fences' angle brackets unescaped as on the retrieve fast path; under
+// the per-request protocol with the two things the SDK adds to every
+// result there: resultType complete, and the server's Implementation in
+// _meta.
 func (l *lane) reply(id json.RawMessage, res *mcp.CallToolResult, perRequest bool) []byte {
+	w := laneResult{Meta: res.Meta, StructuredContent: res.StructuredContent, IsError: res.IsError}
 	if perRequest {
+		w.ResultType = "complete"
 		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			m := make(mcp.Meta, len(res.Meta)+1)
-			maps.Copy(m, res.Meta)
-			m[mcp.MetaKeyServerInfo] = l.info
-			res.Meta = m
+			w.Meta = make(mcp.Meta, len(res.Meta)+1)
+			maps.Copy(w.Meta, res.Meta)
+			w.Meta[mcp.MetaKeyServerInfo] = l.info
 		}
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		b, _ = json.Marshal(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "ingestd: the result could not be encoded: " + err.Error()}}})
-	}
-	const complete = `"resultType":"complete"`
-	out := make([]byte, 0, len(b)+len(id)+64)
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"result":`...)
-	if perRequest && !bytes.HasSuffix(b, []byte(complete+"}")) {
-		out = append(out, '{')
-		out = append(out, complete...)
-		if len(b) > 2 {
-			out = append(out, ',')
+	if res.Content != nil {
+		w.Content = make([]any, len(res.Content))
+		for i, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok && t.Meta == nil && t.Annotations == nil {
+				w.Content[i] = fastText{Type: "text", Text: t.Text}
+			} else {
+				w.Content[i] = c
+			}
 		}
-		b = b[1:]
 	}
-	out = append(out, b...)
-	return append(out, "}\n"...)
+	buf := buffers.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); buffers.Put(buf) }()
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	buf.Write(id)
+	buf.WriteString(`,"result":`)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&w); err != nil {
+		buf.Reset()
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": jsonrpc.CodeInternalError, "message": "ingestd: the result could not be encoded: " + err.Error()}})
+		return append(b, '\n')
+	}
+	buf.Truncate(buf.Len() - 1) // the encoder's newline
+	buf.WriteString("}\n")
+	return bytes.Clone(buf.Bytes())
 }
 
-// requestProtocol reads a request's _meta for the lane: perRequest when
+// laneResult is a CallToolResult as the lane writes it.
+type laneResult struct {
+	Meta              mcp.Meta `json:"_meta,omitempty"`
+	Content           []any    `json:"content"`
+	StructuredContent any      `json:"structuredContent,omitempty"`
+	IsError           bool     `json:"isError,omitempty"`
+	ResultType        string   `json:"resultType,omitempty"`
+}
+
+// requestProtocol reads a request's _meta for the lane, its members
+// returned as written: perRequest when
 // it carries the per-request protocol's keys (2026-07-28: a protocol
 // version, the client's capabilities, optionally its info), ok false
 // when it holds anything else the SDK acts on (a progress token, a log
 // level, another version, a key of MCP's namespace the lane does not
 // know) or keys it cannot read.
-func requestProtocol(meta json.RawMessage) (perRequest, ok bool) {
+func requestProtocol(meta json.RawMessage) (m map[string]json.RawMessage, perRequest, ok bool) {
 	if meta == nil {
-		return false, true
+		return nil, false, true
 	}
-	var m map[string]json.RawMessage
 	if json.Unmarshal(meta, &m) != nil {
-		return false, false
+		return nil, false, false
 	}
 	for k, v := range m {
 		switch {
 		case k == mcp.MetaKeyProtocolVersion:
 			var version string
 			if json.Unmarshal(v, &version) != nil || version != "2026-07-28" {
-				return false, false
+				return nil, false, false
 			}
 			perRequest = true
 		case k == mcp.MetaKeyClientCapabilities:
 			var caps mcp.ClientCapabilities
 			if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &caps) != nil {
-				return false, false
+				return nil, false, false
 			}
 		case k == mcp.MetaKeyClientInfo:
 			var info mcp.Implementation
 			if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &info) != nil {
-				return false, false
+				return nil, false, false
 			}
 		case k == "progressToken", strings.HasPrefix(k, "io.modelcontextprotocol/"), strings.HasPrefix(k, "modelcontextprotocol.io/"):
-			return false, false
+			return nil, false, false
 		}
 	}
 	_, caps := m[mcp.MetaKeyClientCapabilities]
 	_, info := m[mcp.MetaKeyClientInfo]
 	if !perRequest && (caps || info) || perRequest && !caps {
-		return false, false
+		return nil, false, false
 	}
-	return perRequest, true
+	return m, perRequest, true
 }
 
 // cancelled cancels the lane's call a notifications/cancelled names; the
