@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +19,11 @@ import (
 // which starts the official reference memory server from npm over stdio
 // and offers its read_graph (declared a trusted read); against the same
 // host starting the memory server itself. Whole processes, pipes and
-// all, the two calls alternated so that a noisy machine slows both: the
-// ratio of their p50s is what the gateway costs a host
-// (docs/BENCHMARKS.md). Needs INGESTD_TEST_MCP_MEMORY.
+// all, the calls alternated so that a noisy machine slows each alike:
+// the ratio of their p50s is what the gateway costs a host
+// (docs/BENCHMARKS.md). A third path, a relay that copies lines and
+// reads none, is the floor of any process in the middle. Needs
+// INGESTD_TEST_MCP_MEMORY.
 func BenchmarkGatewayProcess(b *testing.B) {
 	mem := os.Getenv("INGESTD_TEST_MCP_MEMORY")
 	if mem == "" {
@@ -56,6 +60,12 @@ gateway:
 		b.Cleanup(func() { cs.Close() })
 		return cs
 	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	relay := exec.Command(self, mem)
+	relay.Env = append(os.Environ(), relayEnv+"=1")
 	paths := []struct {
 		tool string
 		cs   *mcp.ClientSession
@@ -63,6 +73,7 @@ gateway:
 	}{
 		{tool: "read_graph", cs: connect(exec.Command(mem))},
 		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg))},
+		{tool: "read_graph", cs: connect(relay)},
 	}
 	ctx := context.Background()
 	for b.Loop() {
@@ -80,8 +91,58 @@ gateway:
 		slices.Sort(d)
 		return float64(d[len(d)/2].Nanoseconds())
 	}
-	direct, gateway := p50(paths[0].took), p50(paths[1].took)
+	direct, gateway, relayed := p50(paths[0].took), p50(paths[1].took), p50(paths[2].took)
 	b.ReportMetric(direct, "direct-p50-ns")
 	b.ReportMetric(gateway, "gateway-p50-ns")
 	b.ReportMetric(gateway/direct, "p50-ratio")
+	b.ReportMetric(relayed/direct, "relay-p50-ratio")
+}
+
+// relayEnv makes this test binary a relay (TestMain): it starts the
+// command its arguments name and copies lines between its own stdio and
+// the command's, reading nothing. BenchmarkGatewayProcess measures it as
+// the floor of any process between a host and a server.
+const relayEnv = "INGESTD_BENCH_RELAY"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(relayEnv) != "" {
+		os.Exit(runRelay(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func runRelay(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil || cmd.Start() != nil {
+		return 1
+	}
+	go func() {
+		copyLines(in, os.Stdin)
+		in.Close()
+	}()
+	copyLines(os.Stdout, out)
+	_ = cmd.Wait()
+	return 0
+}
+
+// copyLines writes each line of r to w as one write, as it arrives.
+func copyLines(w io.Writer, r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, werr := w.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
