@@ -45,13 +45,22 @@ func serveStdioCRM(log string) {
 	})
 	c.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if cr, ok := req.(*mcp.CallToolRequest); ok {
+			cr, ok := req.(*mcp.CallToolRequest)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			record := func(line string) {
 				if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-					_, _ = f.WriteString(cr.Params.Name + " " + string(cr.Params.Arguments) + "\n")
+					_, _ = f.WriteString(line + "\n")
 					f.Close()
 				}
 			}
-			return next(ctx, method, req)
+			record(cr.Params.Name + " " + string(cr.Params.Arguments))
+			res, err := next(ctx, method, req)
+			if ctx.Err() != nil {
+				record("cancelled " + cr.Params.Name)
+			}
+			return res, err
 		}
 	})
 	_ = c.srv.Run(context.Background(), &mcp.StdioTransport{})
@@ -220,5 +229,34 @@ func TestUpstreamCannotAskThePerson(t *testing.T) {
 		if err != nil || !res.IsError || res.InputRequests != nil || res.RequestState != "" || strings.Contains(text(res), "attacker") {
 			t.Fatalf("%s: the upstream's question reached the host: %v", name, err)
 		}
+	}
+}
+
+// TestLaneCancelReachesTheUpstream: a host that gives up on a call on the
+// lane (the SDK's client sends notifications/cancelled) has the call
+// cancelled at the upstream too, and the session serves on.
+func TestLaneCancelReachesTheUpstream(t *testing.T) {
+	u, called := stdioCRM(t)
+	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{u}, CallTimeout: time.Minute})
+	cs := mustStdioHost(t, g, mustRetriever(t), nil)
+	before := gateway.LaneCalls(g)
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		for called("hang") == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crm__hang", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("a cancelled call answered")
+	}
+	if gateway.LaneCalls(g) != before+1 {
+		t.Fatal("the call did not take the lane")
+	}
+	for called("cancelled") == 0 {
+		time.Sleep(10 * time.Millisecond) // the test's deadline bounds the wait
+	}
+	if r := call(t, cs, "crm__lookup", map[string]any{}, ""); r.IsError {
+		t.Fatalf("the session stopped serving: %s", text(r))
 	}
 }
