@@ -77,3 +77,36 @@ func jsonString(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestRequestProtocol: the lane takes a call whose _meta holds nothing
+// the SDK acts on beyond the per-request protocol's own keys, and leaves
+// every other call to the SDK.
+func TestRequestProtocol(t *testing.T) {
+	const caps = `"io.modelcontextprotocol/clientCapabilities":{}`
+	const v = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	for _, tc := range []struct {
+		meta           string
+		perRequest, ok bool
+	}{
+		{"", false, true},
+		{`{"io.ingestd/turn":"t1","traceparent":"00-x"}`, false, true},
+		{`{` + v + `,` + caps + `}`, true, true},
+		{`{` + v + `,` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"h","version":"1"}}`, true, true},
+		{`{` + v + `}`, false, false},                                                           // no capabilities
+		{`{` + caps + `}`, false, false},                                                        // capabilities without a version
+		{`{"io.modelcontextprotocol/protocolVersion":"2099-01-01",` + caps + `}`, false, false}, // a version the lane does not know
+		{`{` + v + `,` + caps + `,"io.modelcontextprotocol/logLevel":"debug"}`, false, false},
+		{`{"progressToken":7}`, false, false},
+		{`{` + v + `,"io.modelcontextprotocol/clientCapabilities":{"roots":5}}`, false, false},
+		{`[1]`, false, false},
+	} {
+		var meta json.RawMessage
+		if tc.meta != "" {
+			meta = json.RawMessage(tc.meta)
+		}
+		_, perRequest, ok := requestProtocol(meta)
+		if perRequest != tc.perRequest || ok != tc.ok {
+			t.Errorf("%s: perRequest %v ok %v, want %v %v", tc.meta, perRequest, ok, tc.perRequest, tc.ok)
+		}
+	}
+}
