@@ -213,19 +213,35 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	}
 	// The exact statement orders by the score expression, which the HNSW
 	// index cannot serve (the planner scans and sorts); the other by the
-	// index's distance. An empty $3 means the embedder of the newest
-	// vector (one backward step on the vector_seq index).
+	// index's distance.
 	order, n := "score DESC, c.id", limit
 	if !exact {
 		order, n = "c.embedding <=> $1", vectorOverfetch(limit)
 	}
 	sql := `SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
 		FROM chunks c
-		WHERE c.embedder_id = coalesce(nullif($3::text, ''),
-			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))
+		WHERE ` + vectorEmbedderSQL + `
 		AND ` + where + `
 		ORDER BY ` + order + `
 		LIMIT $2`
+	if !exact && f.Reader != nil {
+		// A person with reader indexes walks each of them, and the
+		// whole graph only for their other principals (readerindex.go).
+		if own, rest := s.ownGraphs(ctx, f.Reader); len(own) > 0 {
+			base := f
+			base.Reader = nil
+			where, args = filterSQL(base, 4, false)
+			branches := make([]any, 0, len(own)+1)
+			for _, p := range own {
+				branches = append(branches, []string{p})
+			}
+			if len(rest) > 0 {
+				branches = append(branches, rest)
+			}
+			sql = vectorSplitSQL(vectorEmbedderSQL, where, 4+len(args), len(branches))
+			args = append(args, branches...)
+		}
+	}
 	hits, err := s.hits(ctx, "search vectors", sql, append([]any{pgvector.NewVector(v), n, f.EmbedderID}, args...))
 	if err != nil {
 		return nil, err
@@ -234,6 +250,12 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	ingestd.SortHits(hits)
 	return hits[:min(limit, len(hits))], nil
 }
+
+// vectorEmbedderSQL is SearchVector's condition on the embedder: $3, or
+// when empty the embedder of the newest vector (one backward step on the
+// vector_seq index).
+const vectorEmbedderSQL = `c.embedder_id = coalesce(nullif($3::text, ''),
+			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))`
 
 // vectorOverfetch is how many candidates the HNSW path asks the index
 // for to return limit hits: a few more than limit, so that a short run
