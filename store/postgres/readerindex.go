@@ -57,7 +57,9 @@ func readerIndexSQL(name string, p ingestd.Principal, h HNSW) string {
 // IndexReader replaces. The store's searches use it at once; another
 // process's within a minute (readerIndexesFor). Returns EINVALID for a
 // principal that is not one (ingestd.ParsePrincipal, whose form of p
-// the index is built for).
+// the index is built for). RebuildVectorIndex rebuilds only the whole
+// corpus's index: a reader index keeps the graph it was built with until
+// DropReaderIndex and IndexReader.
 func (s *Store) IndexReader(ctx context.Context, p ingestd.Principal, o RebuildOptions) error {
 	p, err := ingestd.ParsePrincipal(string(p))
 	if err != nil {
