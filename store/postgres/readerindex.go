@@ -78,16 +78,17 @@ func (s *Store) IndexReader(ctx context.Context, p ingestd.Principal, o RebuildO
 	if err := c.QueryRow(ctx, "SELECT (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1))", name).Scan(&valid); err != nil {
 		return classify("read the reader index of "+string(p), err)
 	}
-	if valid != nil && *valid {
-		s.readerIndexes.forget()
-		return nil
+	// The comment names the principal for the searches; a valid index
+	// whose build stopped before it gets it again.
+	comment := fmt.Sprintf("COMMENT ON INDEX %s IS %s", name, quoteLiteral(string(p)))
+	qs := []string{comment}
+	if valid == nil || !*valid {
+		qs = []string{"SET statement_timeout = 0"}
+		if o.MaintenanceWorkMem != "" {
+			qs = append(qs, "SET maintenance_work_mem = "+quoteLiteral(o.MaintenanceWorkMem))
+		}
+		qs = append(qs, "DROP INDEX CONCURRENTLY IF EXISTS "+name, readerIndexSQL(name, p, s.hnsw), comment)
 	}
-	qs := []string{"SET statement_timeout = 0"}
-	if o.MaintenanceWorkMem != "" {
-		qs = append(qs, "SET maintenance_work_mem = "+quoteLiteral(o.MaintenanceWorkMem))
-	}
-	qs = append(qs, "DROP INDEX CONCURRENTLY IF EXISTS "+name, readerIndexSQL(name, p, s.hnsw),
-		fmt.Sprintf("COMMENT ON INDEX %s IS %s", name, quoteLiteral(string(p))))
 	for _, q := range qs {
 		if _, err := c.Exec(ctx, q); err != nil {
 			return classify("build the reader index of "+string(p), err)
@@ -98,8 +99,13 @@ func (s *Store) IndexReader(ctx context.Context, p ingestd.Principal, o RebuildO
 }
 
 // DropReaderIndex drops p's reader index, concurrently; a principal
-// without one is left as it is.
+// without one is left as it is. Returns EINVALID for a principal that is
+// not one (ingestd.ParsePrincipal).
 func (s *Store) DropReaderIndex(ctx context.Context, p ingestd.Principal) error {
+	p, err := ingestd.ParsePrincipal(string(p))
+	if err != nil {
+		return err
+	}
 	if _, err := s.pool.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+readerIndexName(p)); err != nil {
 		return classify("drop the reader index of "+string(p), err)
 	}

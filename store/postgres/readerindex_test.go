@@ -59,6 +59,17 @@ func TestReaderIndex(t *testing.T) {
 	if err := s.IndexReader(ctx, "alice", RebuildOptions{}); err == nil {
 		t.Error("IndexReader of a name that is no principal: no error")
 	}
+	// A built index without its comment (a build stopped just before)
+	// gets it from the next IndexReader, which builds nothing.
+	if _, err := s.pool.Exec(ctx, "COMMENT ON INDEX "+readerIndexName(alice)+" IS NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReaderIndexes(ctx); err != nil || !slices.Equal(got, []ingestd.Principal{ingestd.Everyone}) {
+		t.Fatalf("ReaderIndexes without alice's comment = %v, %v; want *", got, err)
+	}
+	if err := s.IndexReader(ctx, "alice@example.com", RebuildOptions{}); err != nil { // her principal, as a bare address
+		t.Fatal(err)
+	}
 	if got, err := s.ReaderIndexes(ctx); err != nil || !slices.Equal(got, []ingestd.Principal{ingestd.Everyone, alice}) {
 		t.Fatalf("ReaderIndexes = %v, %v; want * and alice", got, err)
 	}
