@@ -99,13 +99,16 @@ type Store struct {
 	// exactChunks is Options.ExactChunks with its default (-1: never).
 	exactChunks int64
 	readers     readerStats // readers.go
-	sizeMu      sync.Mutex
-	largeUntil  time.Time // exact: the store is larger than exactChunks until then
-	hnsw        HNSW      // the graph Options ask for
-	now         func() time.Time
-	log         *slog.Logger
-	url         string // without the password, for messages
-	fenceCheck  ingestd.FenceCheck
+	// readerIndexes are the principals with a vector index of their own
+	// (readerindex.go).
+	readerIndexes readerIndexSet
+	sizeMu        sync.Mutex
+	largeUntil    time.Time // exact: the store is larger than exactChunks until then
+	hnsw          HNSW      // the graph Options ask for
+	now           func() time.Time
+	log           *slog.Logger
+	url           string // without the password, for messages
+	fenceCheck    ingestd.FenceCheck
 	// beforeSwap, when set, runs in RebuildVectorIndex between the build
 	// and the swap (a test holds a reader there).
 	beforeSwap func()

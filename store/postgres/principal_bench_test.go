@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"flag"
 	"fmt"
 	"slices"
 	"testing"
@@ -11,12 +12,15 @@ import (
 	"github.com/ingestd/ingestd/store/postgres"
 )
 
+var benchReaderIndex = flag.Bool("pgbench.reader-index", true, "give the person's principal of BenchmarkRetrievePrincipal10pct a reader index")
+
 // BenchmarkRetrievePrincipal10pct is BenchmarkRetrieve's whole call for
 // a person who may read a tenth of the documents (every tenth alice's,
 // the rest bob's, set once on the benchmark corpus) against the same
 // call in the service view, alternating the two on the same queries:
 // p50 and p99 of each and their ratios. The filter is the ranking
-// query's own (c.readers && $n, the GIN index beside it).
+// query's own (c.readers && $n, the GIN index beside it); alice's vector
+// search walks her reader index.
 func BenchmarkRetrievePrincipal10pct(b *testing.B) {
 	s, dbURL := benchStore(b, &postgres.Options{EfSearch: *benchEf})
 	c := mustConnect(b, dbURL)
@@ -29,6 +33,16 @@ func BenchmarkRetrievePrincipal10pct(b *testing.B) {
 		if _, err := c.Exec(ctx(), q); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
+	}
+	// alice's principal has a reader index (readerindex.go) unless
+	// -pgbench.reader-index=false, which measures her search through the
+	// whole graph.
+	if *benchReaderIndex {
+		if err := s.IndexReader(ctx(), "user:alice@example.com", postgres.RebuildOptions{MaintenanceWorkMem: "512MB"}); err != nil {
+			b.Fatal(err)
+		}
+	} else if err := s.DropReaderIndex(ctx(), "user:alice@example.com"); err != nil {
+		b.Fatal(err)
 	}
 	var share float64
 	if err := c.QueryRow(ctx(), `SELECT avg(('user:alice@example.com' = ANY(readers))::int) FROM chunks`).Scan(&share); err != nil {

@@ -10,7 +10,9 @@ import (
 
 // broadShare is the share of chunks a person's principals must be
 // readers of, by the planner's statistics, for the full-text passes to
-// test their readers row by row instead of through the readers index.
+// test their readers row by row instead of through the readers index
+// (all but the pass over common words, whose matches are many: see
+// textPasses).
 //
 // Through the index, each pass intersects the search index's bitmap with
 // a bitmap of every chunk the person may read: for a person who reads a

@@ -63,9 +63,14 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if strings.TrimSpace(query) == "" {
 		return nil, nil
 	}
-	where, args := filterSQL(f, 4, s.broad(ctx, f.Reader))
+	broad := s.broad(ctx, f.Reader)
+	where, args := filterSQL(f, 4, broad)
 	if where == "" {
 		return nil, nil
+	}
+	common := where // the filter of the pass over common words (textPasses)
+	if broad {
+		common, _ = filterSQL(f, 4, false)
 	}
 	candidates := max(s.textCandidates, limit)
 	exact, err := s.exact(ctx)
@@ -75,7 +80,7 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 	if exact {
 		candidates = math.MaxInt32 // every match is ranked
 	}
-	return s.hits(ctx, "search text", searchTextSQL(where, exact), append([]any{query, limit, candidates}, args...))
+	return s.hits(ctx, "search text", searchTextSQL(where, common, exact), append([]any{query, limit, candidates}, args...))
 }
 
 // textPasses are SearchText's passes in order: the condition on chunk c
@@ -83,14 +88,29 @@ func (s *Store) SearchText(ctx context.Context, query string, f ingestd.Filter, 
 // by OR (any_word) and by AND (all_words); in r, rarest is the rarest
 // word's tsquery and others the other words' joined by OR (NULL for a
 // one-word query, which so leaves passes 2 to 4 empty).
-var textPasses = []struct{ cond, rank string }{
-	{"c.search @@ q.all_words", "ts_rank_cd(c.search, q.any_word)"},
-	{"c.search @@ (r.rarest && r.others) AND NOT c.search @@ q.all_words", "ts_rank(c.search, q.any_word)"},
-	{"c.search @@ r.rarest AND NOT c.search @@ r.others", "ts_rank(c.search, q.any_word)"},
-	{"c.search @@ r.others AND NOT c.search @@ r.rarest", "ts_rank(c.search, q.any_word)"},
+//
+// The last pass matches the query's common words without its rarest: the
+// one pass whose matches can be a large share of the corpus. It tests a
+// broad reader's readers through the readers index all the same (common,
+// in searchTextSQL): a person who reads a tenth of the chunks would
+// otherwise have the pass read ten matching rows for each candidate it
+// keeps (at 100k chunks up to ten thousand rows, 40 ms, where the
+// intersection of the two indexes' bitmaps costs a few), and both forms
+// yield the readable matches in storage order, so the pass keeps the
+// same candidates.
+var textPasses = []struct {
+	cond, rank string
+	common     bool
+}{
+	{"c.search @@ q.all_words", "ts_rank_cd(c.search, q.any_word)", false},
+	{"c.search @@ (r.rarest && r.others) AND NOT c.search @@ q.all_words", "ts_rank(c.search, q.any_word)", false},
+	{"c.search @@ r.rarest AND NOT c.search @@ r.others", "ts_rank(c.search, q.any_word)", false},
+	{"c.search @@ r.others AND NOT c.search @@ r.rarest", "ts_rank(c.search, q.any_word)", true},
 }
 
-// searchTextSQL is SearchText's statement for the filter condition where:
+// searchTextSQL is SearchText's statement for the filter condition where
+// (common in the pass over common words, the same filter in a form for
+// the readers index):
 // $1 is the query, $2 the limit, $3 how many candidates a pass may rank.
 //
 // words, q and r are made once (MATERIALIZED) and drive the GIN index as
@@ -109,7 +129,7 @@ var textPasses = []struct{ cond, rank string }{
 // build a bitmap of every chunk holding the word. The filter is applied
 // before the LIMIT, so a narrow filter reads up to $3 / (its selectivity)
 // rows.
-func searchTextSQL(where string, exact bool) string {
+func searchTextSQL(where, common string, exact bool) string {
 	// The rarest word: by a count of the chunks holding it in a store
 	// that answers exactly (where a posting list is short), else by the
 	// planner's statistics, the most common lexemes ANALYZE sampled (a
@@ -152,6 +172,10 @@ func searchTextSQL(where string, exact bool) string {
 		if i > 0 {
 			from = "q, r" // rarest is counted only when a later pass runs
 		}
+		filter := where
+		if p.common {
+			filter = common
+		}
 		fmt.Fprintf(&b, `,
 		pass%d AS (
 			SELECT c.id, c.document_id, %s AS score
@@ -159,7 +183,7 @@ func searchTextSQL(where string, exact bool) string {
 				WHERE %s AND %s
 				LIMIT $3) AS c
 			ORDER BY score DESC, c.id
-			LIMIT $2)`, i, p.rank, from, cond, where)
+			LIMIT $2)`, i, p.rank, from, cond, filter)
 		counts = append(counts, fmt.Sprintf("(SELECT count(*) FROM pass%d)", i))
 	}
 	b.WriteString(`
@@ -213,19 +237,35 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	}
 	// The exact statement orders by the score expression, which the HNSW
 	// index cannot serve (the planner scans and sorts); the other by the
-	// index's distance. An empty $3 means the embedder of the newest
-	// vector (one backward step on the vector_seq index).
+	// index's distance.
 	order, n := "score DESC, c.id", limit
 	if !exact {
 		order, n = "c.embedding <=> $1", vectorOverfetch(limit)
 	}
 	sql := `SELECT c.id, c.document_id, 1 - (c.embedding <=> $1) AS score
 		FROM chunks c
-		WHERE c.embedder_id = coalesce(nullif($3::text, ''),
-			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))
+		WHERE ` + vectorEmbedderSQL + `
 		AND ` + where + `
 		ORDER BY ` + order + `
 		LIMIT $2`
+	if !exact && f.Reader != nil {
+		// A person with reader indexes walks each of them, and the
+		// whole graph only for their other principals (readerindex.go).
+		if own, rest := s.ownGraphs(ctx, f.Reader); len(own) > 0 {
+			base := f
+			base.Reader = nil
+			where, args = filterSQL(base, 4, false)
+			branches := make([]any, 0, len(own)+1)
+			for _, p := range own {
+				branches = append(branches, []string{p})
+			}
+			if len(rest) > 0 {
+				branches = append(branches, rest)
+			}
+			sql = vectorSplitSQL(vectorEmbedderSQL, where, 4+len(args), len(branches))
+			args = append(args, branches...)
+		}
+	}
 	hits, err := s.hits(ctx, "search vectors", sql, append([]any{pgvector.NewVector(v), n, f.EmbedderID}, args...))
 	if err != nil {
 		return nil, err
@@ -234,6 +274,12 @@ func (s *Store) SearchVector(ctx context.Context, v []float32, f ingestd.Filter,
 	ingestd.SortHits(hits)
 	return hits[:min(limit, len(hits))], nil
 }
+
+// vectorEmbedderSQL is SearchVector's condition on the embedder: $3, or
+// when empty the embedder of the newest vector (one backward step on the
+// vector_seq index).
+const vectorEmbedderSQL = `c.embedder_id = coalesce(nullif($3::text, ''),
+			(SELECT embedder_id FROM chunks WHERE embedding IS NOT NULL ORDER BY vector_seq DESC LIMIT 1))`
 
 // vectorOverfetch is how many candidates the HNSW path asks the index
 // for to return limit hits: a few more than limit, so that a short run
