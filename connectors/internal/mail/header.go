@@ -322,7 +322,7 @@ func (p *parser) mediaType(name, v string) (string, map[string]string) {
 	}
 	p.defect("malformed %s header", name)
 	parts := strings.Split(v, ";")
-	mt = strings.ToLower(strings.TrimSpace(parts[0]))
+	mt = strings.ToLower(mediaToken(strings.TrimSpace(parts[0])))
 	params = map[string]string{}
 	for _, part := range parts[1:] {
 		k, val, ok := strings.Cut(part, "=")
@@ -339,6 +339,20 @@ func (p *parser) mediaType(name, v string) (string, map[string]string) {
 		}
 	}
 	return mt, params
+}
+
+// mediaToken is the media type at the start of s, up to the first byte
+// that may not stand in one (RFC 2045's token characters and the '/'):
+// what a malformed header holds past it (a NUL, a space, a stray quote)
+// is no part of the type and would reach a document's text in its label.
+func mediaToken(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\"[]?=`, c) >= 0 {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // filename decodes an attachment's file name (RFC 2231 is handled by
