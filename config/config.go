@@ -113,6 +113,12 @@ type StoreConfig struct {
 	// --rebuild-vector-index`.
 	HNSWM              int `yaml:"hnsw_m"`
 	HNSWEfConstruction int `yaml:"hnsw_ef_construction"`
+	// ReaderIndexes names the principals that get a vector index of their
+	// own ("everyone" for Everyone); `ingestd migrate --reader-indexes`
+	// builds what is missing and drops what is not named. ReaderIndex is
+	// them parsed.
+	ReaderIndexes []string            `yaml:"reader_indexes"`
+	ReaderIndex   []ingestd.Principal `yaml:"-"`
 }
 
 // NATSConfig selects the job transport; empty means in-process. With url

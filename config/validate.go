@@ -56,6 +56,31 @@ func (c *Config) validateStore() error {
 	default:
 		return c.Errorf(c.Line("store"), "store: driver %q is not one of sqlite, postgres", c.Store.Driver)
 	}
+	return c.validateReaderIndexes()
+}
+
+// validateReaderIndexes parses store.reader_indexes: principals, each
+// once, on the postgres store (the embedded one has no graph per
+// principal: its filter costs one byte a document).
+func (c *Config) validateReaderIndexes() error {
+	at := c.KeyLine("store", "reader_indexes")
+	if len(c.Store.ReaderIndexes) > 0 && c.Store.Driver != "postgres" {
+		return c.At(at, "store: reader_indexes is for driver postgres; the sqlite store filters a person's chunks without one")
+	}
+	seen := map[ingestd.Principal]bool{}
+	c.Store.ReaderIndex = nil
+	for _, n := range c.Store.ReaderIndexes {
+		r, err := parseReaders([]string{n})
+		if err != nil {
+			return c.Errorf(at, "store: reader_indexes: %v", err)
+		}
+		p := r.Principals[0]
+		if seen[p] {
+			return c.Errorf(at, "store: reader_indexes names %s twice", p)
+		}
+		seen[p] = true
+		c.Store.ReaderIndex = append(c.Store.ReaderIndex, p)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,6 +250,7 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 			return nil, nil, err
 		}
 		a.pg = pg
+		warnReaderIndexes(ctx, pg, cfg.Store.ReaderIndex, log)
 		return pg, nil, nil
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
@@ -262,6 +264,23 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 		return s, s, nil
 	default:
 		return nil, nil, cfg.At(cfg.Line("store"), fmt.Sprintf("store: driver %q is not built into this binary", cfg.Store.Driver))
+	}
+}
+
+// warnReaderIndexes logs the principals store.reader_indexes names that
+// have no reader index yet: their people's searches are served, through
+// the whole graph, until `ingestd migrate --reader-indexes` builds them.
+func warnReaderIndexes(ctx context.Context, pg *postgres.Store, want []ingestd.Principal, log *slog.Logger) {
+	if len(want) == 0 {
+		return
+	}
+	have, err := pg.ReaderIndexes(ctx)
+	if err != nil {
+		log.Warn("store.reader_indexes", "err", err)
+		return
+	}
+	if missing := slices.DeleteFunc(slices.Clone(want), func(p ingestd.Principal) bool { return slices.Contains(have, p) }); len(missing) > 0 {
+		log.Warn("store.reader_indexes: not built yet; run `ingestd migrate --reader-indexes`", "principals", missing)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	cfgPath := configFlag(fs, e)
 	rebuild := fs.Bool("rebuild-vector-index", false, "postgres: rebuild the HNSW index online with store.hnsw_m and store.hnsw_ef_construction")
-	mem := fs.String("maintenance-work-mem", "", "postgres: memory the rebuild may hold its graph in, e.g. 4GB (default: the server's maintenance_work_mem)")
+	readers := fs.Bool("reader-indexes", false, "postgres: build the reader indexes store.reader_indexes names that are missing, and drop those it does not name")
+	mem := fs.String("maintenance-work-mem", "", "postgres: memory a build may hold its graph in, e.g. 4GB (default: the server's maintenance_work_mem)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -35,43 +37,100 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "store %s is at schema version %d\n", a.cfg.Store.Driver, version)
 	if pg == nil {
-		if *rebuild {
-			return &usageError{Msg: "--rebuild-vector-index is for store.driver postgres; the sqlite store keeps its vector index in memory"}
+		if *rebuild || *readers {
+			return &usageError{Msg: "--rebuild-vector-index and --reader-indexes are for store.driver postgres; the sqlite store keeps its vector index in memory"}
 		}
 		return nil
 	}
+	o := postgres.RebuildOptions{MaintenanceWorkMem: *mem, Progress: printRebuild(e)}
+	if err := migrateVectorIndex(ctx, e, pg, *rebuild, o); err != nil {
+		return err
+	}
+	return migrateReaderIndexes(ctx, e, pg, a.cfg.Store.ReaderIndex, *readers, o)
+}
+
+// migrateVectorIndex prints the vector index's graph against the
+// configured one and, with rebuild, rebuilds it online.
+func migrateVectorIndex(ctx context.Context, e *env, pg *postgres.Store, rebuild bool, o postgres.RebuildOptions) error {
 	have, want, err := pg.VectorIndex(ctx)
 	if err != nil {
 		return err
 	}
 	switch {
-	case have == want && !*rebuild:
+	case have == want && !rebuild:
 		fmt.Fprintf(e.stdout, "vector index: %s\n", have)
 		return nil
-	case !*rebuild:
+	case !rebuild:
 		fmt.Fprintf(e.stdout, "vector index: %s; configured %s: run `ingestd migrate --rebuild-vector-index` to rebuild it online\n", have, want)
 		return nil
 	}
 	fmt.Fprintf(e.stderr, "rebuilding the vector index with %s (was %s); searches and writes go on meanwhile\n", want, have)
-	got, err := pg.RebuildVectorIndex(ctx, postgres.RebuildOptions{
-		MaintenanceWorkMem: *mem,
-		Progress: func(p postgres.RebuildProgress) {
-			switch {
-			case p.BlocksTotal > 0:
-				fmt.Fprintf(e.stderr, "rebuild: %s: %.0f%% of the table read (%d of %d blocks, %d tuples) after %v\n",
-					p.Phase, 100*float64(p.BlocksDone)/float64(p.BlocksTotal), p.BlocksDone, p.BlocksTotal, p.TuplesDone, p.Elapsed.Round(time.Second))
-			case p.TuplesTotal > 0:
-				fmt.Fprintf(e.stderr, "rebuild: %s: %d of %d tuples after %v\n", p.Phase, p.TuplesDone, p.TuplesTotal, p.Elapsed.Round(time.Second))
-			default:
-				fmt.Fprintf(e.stderr, "rebuild: %s after %v\n", p.Phase, p.Elapsed.Round(time.Second))
-			}
-		},
-	})
+	got, err := pg.RebuildVectorIndex(ctx, o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "vector index: %s (rebuilt)\n", got)
 	return nil
+}
+
+// migrateReaderIndexes prints the principals with a reader index against
+// store.reader_indexes and, with apply, builds the missing ones and drops
+// the others, online.
+func migrateReaderIndexes(ctx context.Context, e *env, pg *postgres.Store, want []ingestd.Principal, apply bool, o postgres.RebuildOptions) error {
+	have, err := pg.ReaderIndexes(ctx)
+	if err != nil {
+		return err
+	}
+	missing := slices.DeleteFunc(slices.Clone(want), func(p ingestd.Principal) bool { return slices.Contains(have, p) })
+	extra := slices.DeleteFunc(slices.Clone(have), func(p ingestd.Principal) bool { return slices.Contains(want, p) })
+	if !apply {
+		fmt.Fprintf(e.stdout, "reader indexes: %s\n", principalList(have))
+		if len(missing)+len(extra) > 0 {
+			fmt.Fprintf(e.stdout, "reader indexes configured: %s; run `ingestd migrate --reader-indexes` to build %s and drop %s online\n",
+				principalList(want), principalList(missing), principalList(extra))
+		}
+		return nil
+	}
+	for _, p := range missing {
+		fmt.Fprintf(e.stderr, "building the reader index of %s; searches and writes go on meanwhile\n", p)
+		if err := pg.IndexReader(ctx, p, o); err != nil {
+			return err
+		}
+	}
+	for _, p := range extra {
+		fmt.Fprintf(e.stderr, "dropping the reader index of %s\n", p)
+		if err := pg.DropReaderIndex(ctx, p); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "reader indexes: %s (built %d, dropped %d)\n", principalList(want), len(missing), len(extra))
+	return nil
+}
+
+func principalList(ps []ingestd.Principal) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// printRebuild prints an index build's progress.
+func printRebuild(e *env) func(postgres.RebuildProgress) {
+	return func(p postgres.RebuildProgress) {
+		switch {
+		case p.BlocksTotal > 0:
+			fmt.Fprintf(e.stderr, "rebuild: %s: %.0f%% of the table read (%d of %d blocks, %d tuples) after %v\n",
+				p.Phase, 100*float64(p.BlocksDone)/float64(p.BlocksTotal), p.BlocksDone, p.BlocksTotal, p.TuplesDone, p.Elapsed.Round(time.Second))
+		case p.TuplesTotal > 0:
+			fmt.Fprintf(e.stderr, "rebuild: %s: %d of %d tuples after %v\n", p.Phase, p.TuplesDone, p.TuplesTotal, p.Elapsed.Round(time.Second))
+		default:
+			fmt.Fprintf(e.stderr, "rebuild: %s after %v\n", p.Phase, p.Elapsed.Round(time.Second))
+		}
+	}
 }
 
 // runReindex re-embeds every chunk whose vector another embedder made

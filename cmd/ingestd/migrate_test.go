@@ -53,3 +53,43 @@ installations:
 		t.Fatalf("search after the rebuild: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestMigrateReaderIndexes: on Postgres, `migrate` names the reader
+// indexes against store.reader_indexes and the command that applies it;
+// --reader-indexes builds the missing ones and drops those no longer
+// named, and a person's search still finds what they may read.
+func TestMigrateReaderIndexes(t *testing.T) {
+	db := pgtest.MustCreateDB(t, pgtest.SkipUnlessServer(t, os.Getenv(pgtest.EnvURL)))
+	t.Setenv("INGESTD_TEST_MIGRATE_DB", db)
+	config := func(indexes string) string {
+		p := writeConfig(t, `store: {driver: postgres, url_env: INGESTD_TEST_MIGRATE_DB, reader_indexes: [`+indexes+`]}
+embedder: {kind: lexical, dims: 64}
+installations:
+  - {id: docs, kind: files, tier: trusted-internal, files: {root: ./docs}, readers: [group:staff]}
+`)
+		docs := strings.TrimSuffix(p, "ingestd.yaml") + "docs/"
+		if err := os.WriteFile(docs+"a.md", []byte("# Deploys\n\nThe deploy runbook says to drain the queue first."), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first := config("group:staff")
+	if code, out, errs := runCmd(t, "sync", "docs", "--config", first); code != 0 {
+		t.Fatalf("sync: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := runCmd(t, "migrate", "--config", first)
+	if code != 0 || !strings.Contains(out, "reader indexes: none\n") || !strings.Contains(out, "--reader-indexes` to build group:staff and drop none") {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := runCmd(t, "migrate", "--config", first, "--reader-indexes"); code != 0 || !strings.Contains(out, "reader indexes: group:staff (built 1, dropped 0)") {
+		t.Fatalf("migrate --reader-indexes: exit %d\n%s%s", code, out, errs)
+	}
+	second := config("user:alice@example.com")
+	code, out, errs = runCmd(t, "migrate", "--config", second, "--reader-indexes")
+	if code != 0 || !strings.Contains(out, "reader indexes: user:alice@example.com (built 1, dropped 1)") {
+		t.Fatalf("migrate --reader-indexes after renaming: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := runCmd(t, "migrate", "--config", second); code != 0 || !strings.Contains(out, "reader indexes: user:alice@example.com\n") || strings.Contains(out, "configured") {
+		t.Fatalf("migrate after applying: exit %d\n%s%s", code, out, errs)
+	}
+}
