@@ -98,10 +98,10 @@ type Store struct {
 	textCandidates int
 	// exactChunks is Options.ExactChunks with its default (-1: never).
 	exactChunks int64
-	readers     readerStats // readers.go
+	readers     cached[map[string]float64] // the planner's most common readers and their shares (readers.go)
 	// readerIndexes are the principals with a vector index of their own
 	// (readerindex.go).
-	readerIndexes readerIndexSet
+	readerIndexes cached[map[ingestd.Principal]bool]
 	sizeMu        sync.Mutex
 	largeUntil    time.Time // exact: the store is larger than exactChunks until then
 	hnsw          HNSW      // the graph Options ask for

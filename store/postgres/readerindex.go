@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -158,49 +157,10 @@ func readReaderIndexes(ctx context.Context, s *Store) (map[ingestd.Principal]boo
 // it is read again.
 const readerIndexesFor = time.Minute
 
-// readerIndexSet is the principals with a reader index, read from the
-// catalog and kept for readerIndexesFor.
-type readerIndexSet struct {
-	mu    sync.Mutex
-	until time.Time
-	set   map[ingestd.Principal]bool
-}
-
-// forget makes the next search read the list again.
-func (st *readerIndexSet) forget() {
-	st.mu.Lock()
-	st.until = time.Time{}
-	st.mu.Unlock()
-}
-
-// load returns the set, read again once it is readerIndexesFor old. One
-// caller reads it, outside the lock: the others go on with the one
-// before (none before the first read). A list that cannot be read counts
-// as the one before: searches then take the whole graph, which answers
-// the same.
-func (st *readerIndexSet) load(ctx context.Context, s *Store) map[ingestd.Principal]bool {
-	st.mu.Lock()
-	set := st.set
-	if time.Now().Before(st.until) { // the cache's age, not a stored time
-		st.mu.Unlock()
-		return set
-	}
-	st.until = time.Now().Add(readerIndexesFor)
-	st.mu.Unlock()
-	fresh, err := readReaderIndexes(ctx, s)
-	if err != nil {
-		return set
-	}
-	st.mu.Lock()
-	st.set = fresh
-	st.mu.Unlock()
-	return fresh
-}
-
 // ownGraphs splits r's principals into those with a reader index and the
 // others, for SearchVector.
 func (s *Store) ownGraphs(ctx context.Context, r *ingestd.Reader) (own, rest []string) {
-	set := s.readerIndexes.load(ctx, s)
+	set := s.readerIndexes.load(readerIndexesFor, func() (map[ingestd.Principal]bool, error) { return readReaderIndexes(ctx, s) })
 	for _, p := range r.Principals {
 		if set[p] {
 			own = append(own, string(p))

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/ingestd/ingestd"
@@ -30,14 +29,6 @@ const broadShare = 0.02
 // they are read again.
 const readerStatsFor = time.Minute
 
-// readerStats is the planner's most common readers of chunks and their
-// frequencies, read from pg_stats and kept for readerStatsFor.
-type readerStats struct {
-	mu    sync.Mutex
-	until time.Time
-	freq  map[string]float64
-}
-
 // broad reports whether the person's principals read at least broadShare
 // of the chunks by the statistics. It never fails a search: statistics
 // that cannot be read count as none (the index form).
@@ -45,7 +36,7 @@ func (s *Store) broad(ctx context.Context, r *ingestd.Reader) bool {
 	if r == nil {
 		return false
 	}
-	freq := s.readers.load(ctx, s)
+	freq := s.readers.load(readerStatsFor, func() (map[string]float64, error) { return readReaderStats(ctx, s) })
 	share := 0.0
 	for _, p := range r.Principals {
 		share += freq[string(p)]
@@ -53,19 +44,10 @@ func (s *Store) broad(ctx context.Context, r *ingestd.Reader) bool {
 	return share >= broadShare
 }
 
-// load returns the statistics, read again once they are readerStatsFor
-// old. One caller reads them, outside the lock: the others go on with
-// the ones before (none before the first read).
-func (st *readerStats) load(ctx context.Context, s *Store) map[string]float64 {
-	st.mu.Lock()
-	freq := st.freq
-	if time.Now().Before(st.until) { // the cache's age, not a stored time
-		st.mu.Unlock()
-		return freq
-	}
-	st.until = time.Now().Add(readerStatsFor)
-	st.mu.Unlock()
-
+// readReaderStats reads the planner's most common readers of chunks and
+// their frequencies from pg_stats; an error when there are none yet
+// (before ANALYZE) or no answer.
+func readReaderStats(ctx context.Context, s *Store) (map[string]float64, error) {
 	var elems []string
 	var freqs []float64
 	err := s.pool.QueryRow(ctx, `SELECT coalesce(most_common_elems::text::text[], '{}'), coalesce(most_common_elem_freqs, '{}')
@@ -73,7 +55,7 @@ func (st *readerStats) load(ctx context.Context, s *Store) map[string]float64 {
 		WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'readers' AND NOT inherited
 		LIMIT 1`).Scan(&elems, &freqs)
 	if err != nil {
-		return freq // no statistics yet (before ANALYZE), or no answer: the ones before
+		return nil, err
 	}
 	fresh := make(map[string]float64, len(elems))
 	for i, e := range elems {
@@ -81,8 +63,5 @@ func (st *readerStats) load(ctx context.Context, s *Store) map[string]float64 {
 			fresh[e] = freqs[i]
 		}
 	}
-	st.mu.Lock()
-	st.freq = fresh
-	st.mu.Unlock()
-	return fresh
+	return fresh, nil
 }

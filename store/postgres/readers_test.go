@@ -44,7 +44,7 @@ func TestBroadReaderFilter(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
 		t.Fatal(err)
 	}
-	s.readers = readerStats{} // statistics read afresh
+	s.readers.forget() // statistics read afresh
 
 	for who, docs := range want {
 		r := ingestd.NewReader(ingestd.Principal(who))
