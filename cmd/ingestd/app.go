@@ -250,7 +250,6 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 			return nil, nil, err
 		}
 		a.pg = pg
-		warnReaderIndexes(ctx, pg, cfg.Store.ReaderIndex, log)
 		return pg, nil, nil
 	case "sqlite":
 		dir := cfg.Path(cfg.DataDir)
@@ -271,7 +270,7 @@ func (a *app) openStore(ctx context.Context, e *env, metaKeys []string) (ingestd
 // have no reader index yet: their people's searches are served, through
 // the whole graph, until `ingestd migrate --reader-indexes` builds them.
 func warnReaderIndexes(ctx context.Context, pg *postgres.Store, want []ingestd.Principal, log *slog.Logger) {
-	if len(want) == 0 {
+	if pg == nil || len(want) == 0 {
 		return
 	}
 	have, err := pg.ReaderIndexes(ctx)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/store/postgres"
 	"github.com/ingestd/ingestd/store/postgres/pgtest"
 )
 
@@ -81,8 +84,25 @@ installations:
 	if code != 0 || !strings.Contains(out, "reader indexes: none\n") || !strings.Contains(out, "--reader-indexes` to build group:staff and drop none") {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, errs)
 	}
+	// serve's warning names a principal without its index, then none.
+	pg, err := postgres.Open(t.Context(), db, &postgres.Options{Dims: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(t.Context())
+	warned := func() string {
+		var b strings.Builder
+		warnReaderIndexes(t.Context(), pg, []ingestd.Principal{"group:staff"}, slog.New(slog.NewTextHandler(&b, nil)))
+		return b.String()
+	}
+	if w := warned(); !strings.Contains(w, "group:staff") || !strings.Contains(w, "--reader-indexes") {
+		t.Fatalf("no warning before the build: %q", w)
+	}
 	if code, out, errs := runCmd(t, "migrate", "--config", first, "--reader-indexes"); code != 0 || !strings.Contains(out, "reader indexes: group:staff (built 1, dropped 0)") {
 		t.Fatalf("migrate --reader-indexes: exit %d\n%s%s", code, out, errs)
+	}
+	if w := warned(); w != "" {
+		t.Fatalf("a warning after the build: %q", w)
 	}
 	second := config("user:alice@example.com")
 	code, out, errs = runCmd(t, "migrate", "--config", second, "--reader-indexes")

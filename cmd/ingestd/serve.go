@@ -36,6 +36,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
+	warnReaderIndexes(ctx, a.pg, a.cfg.Store.ReaderIndex, a.log)
 	so, err := a.serveOptions(e)
 	if err != nil {
 		return err
