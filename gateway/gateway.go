@@ -391,9 +391,6 @@ func (g *Gateway) handler(u *upstream, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], req: req, ss: req.Session,
 			args: req.Params.Arguments, turn: turnOf(req.Params.Meta)}
-		if m := passMeta(req.Params.Meta); len(m) > 0 {
-			c.meta, _ = json.Marshal(m)
-		}
 		res := c.run(ctx)
 		stampTurn(res, c.turn)
 		return res, nil
@@ -468,7 +465,7 @@ type call struct {
 	req  *mcp.CallToolRequest // the SDK's request; nil on the lane, which never asks
 	ss   *mcp.ServerSession
 	args json.RawMessage
-	meta json.RawMessage // the host's _meta for the upstream (passMeta), nil for none
+	meta json.RawMessage // on the lane: the host's _meta for the upstream (forUpstream), nil for none
 	turn string
 	pipe *pipe // set on the lane
 }
@@ -609,10 +606,7 @@ func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.g.o.CallTimeout)
 	defer cancel()
-	params := &mcp.CallToolParams{Name: c.tool, Arguments: c.sentArgs()}
-	if c.meta != nil {
-		_ = json.Unmarshal(c.meta, &params.Meta)
-	}
+	params := &mcp.CallToolParams{Name: c.tool, Arguments: c.sentArgs(), Meta: passMeta(c.req.Params.Meta)}
 	res, err := cs.CallTool(ctx, params)
 	return c.finish(res, -1, err)
 }
