@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ingestd/ingestd/internal/rawjson"
 )
 
 // A pipe is a stdio upstream's connection, shared by two callers: the
@@ -210,15 +212,13 @@ func (w *waiter) end(res *mcp.CallToolResult, size int, err error) {
 }
 
 // response is a JSON-RPC message from the upstream, read once: enough
-// to tell a lane call's response and to decode its result.
+// to tell a lane call's response and to decode its result. Its members
+// are as written.
 type response struct {
 	ID     json.RawMessage `json:"id"`
 	Method json.RawMessage `json:"method"`
 	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // route takes a line that answers a lane call, true when it was one (or
@@ -228,8 +228,27 @@ func (p *pipe) route(line []byte) bool {
 		return false
 	}
 	var v response
+	if !rawjson.Members(line, func(k, val []byte) bool {
+		switch string(k) {
+		case "id":
+			v.ID = val
+		case "method":
+			v.Method = val
+		case "result":
+			v.Result = val
+		case "error":
+			v.Error = val
+		}
+		return true
+	}) {
+		// Not strict JSON (invalid UTF-8, a member twice) is still read
+		// as the SDK's decoder reads it, so that its call is answered.
+		if v = (response{}); json.Unmarshal(line, &v) != nil {
+			return false
+		}
+	}
 	var id string
-	if json.Unmarshal(line, &v) != nil || v.Method != nil || json.Unmarshal(v.ID, &id) != nil || !bytes.HasPrefix([]byte(id), []byte(lanePrefix)) {
+	if v.Method != nil || json.Unmarshal(v.ID, &id) != nil || !strings.HasPrefix(id, lanePrefix) {
 		return false
 	}
 	p.answer(id, &v, nil)
@@ -324,8 +343,15 @@ func (p *pipe) start(ctx context.Context, params []byte, timeout time.Duration, 
 // result decodes a lane call's response as the SDK's client decodes a
 // tools/call response.
 func (r *response) result() (*mcp.CallToolResult, error) {
-	if r.Error != nil {
-		return nil, fmt.Errorf("%s (JSON-RPC error %d)", r.Error.Message, r.Error.Code)
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		var e struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(r.Error, &e); err != nil {
+			return nil, fmt.Errorf("an error response that is no JSON-RPC error: %v", err)
+		}
+		return nil, fmt.Errorf("%s (JSON-RPC error %d)", e.Message, e.Code)
 	}
 	if len(r.Result) == 0 {
 		return nil, errors.New("a response with neither result nor error")
@@ -342,50 +368,52 @@ func (r *response) result() (*mcp.CallToolResult, error) {
 
 // plainResult decodes the common result, text content and nothing the
 // SDK's decoder would read differently, as that decoder does, without
-// its per-message buffers; ok false for anything else, which the SDK's
-// decoder then reads. Member names are matched exactly, as the SDK
-// matches them (encoding/json alone would match them in any case).
+// its reflection and per-message buffers; ok false for anything else,
+// which the SDK's decoder then reads. Member names are matched exactly,
+// as the SDK matches them (encoding/json alone would match them in any
+// case).
 func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
-	}
 	res := &mcp.CallToolResult{}
-	for k, v := range m {
-		var err error
-		switch k {
+	content := false
+	return res, rawjson.Members(raw, func(k, v []byte) bool {
+		switch string(k) {
 		case "_meta":
-			err = json.Unmarshal(v, &res.Meta)
+			return json.Unmarshal(v, &res.Meta) == nil
 		case "structuredContent":
 			// Kept as written: it is passed on, or fenced as JSON text,
 			// never read.
 			if string(v) != "null" {
-				res.StructuredContent = v
+				res.StructuredContent = json.RawMessage(v)
 			}
 		case "isError":
-			err = json.Unmarshal(v, &res.IsError)
+			var ok bool
+			res.IsError, ok = rawjson.Bool(v)
+			return ok
 		case "content":
-			var items []map[string]json.RawMessage
-			if err = json.Unmarshal(v, &items); err != nil {
-				return nil, false
-			}
-			res.Content = make([]mcp.Content, 0, len(items))
-			for _, it := range items {
-				var typ, text string
-				if len(it) != 2 || json.Unmarshal(it["type"], &typ) != nil || typ != "text" || it["text"] == nil || json.Unmarshal(it["text"], &text) != nil {
-					return nil, false
+			content = true
+			res.Content = make([]mcp.Content, 0, 1)
+			return rawjson.Elements(v, func(item []byte) bool {
+				text, n := "", 0
+				if !rawjson.Members(item, func(k, v []byte) bool {
+					n++
+					switch string(k) {
+					case "type":
+						return rawjson.IsString(v, "text")
+					case "text":
+						var ok bool
+						text, ok = rawjson.String(v)
+						return ok
+					}
+					return false
+				}) || n != 2 {
+					return false
 				}
 				res.Content = append(res.Content, &mcp.TextContent{Text: text})
-			}
+				return true
+			})
 		default:
-			return nil, false
+			return false
 		}
-		if err != nil {
-			return nil, false
-		}
-	}
-	if _, ok := m["content"]; !ok {
-		return nil, false
-	}
-	return res, true
+		return true
+	}) && content
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/ingestd/ingestd"
+	"github.com/ingestd/ingestd/internal/rawjson"
 )
 
 // The retrieve fast path. A tools/call of retrieve is nearly every request
@@ -166,48 +167,38 @@ type toolCall struct {
 // integer; params holding name and, optionally, arguments and _meta. The
 // id, arguments and _meta are returned as they were written.
 func parseToolCall(body []byte) (c toolCall, ok bool) {
-	var version, method string
-	var params json.RawMessage
+	var params []byte
 	seen := 0
-	if !members(body, func(key string, dec *json.Decoder) bool {
+	if !rawjson.Members(body, func(key, v []byte) bool {
 		var bit int
-		var err error
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
-			bit, err = 1, dec.Decode(&version)
+			bit, ok = 1, rawjson.IsString(v, "2.0")
 		case "id":
-			bit, err = 2, dec.Decode(&c.id)
+			bit, ok, c.id = 2, plainID(v), v
 		case "method":
-			bit, err = 4, dec.Decode(&method)
+			bit, ok = 4, rawjson.IsString(v, "tools/call")
 		case "params":
-			bit, err = 8, dec.Decode(&params)
+			bit, ok, params = 8, len(v) > 0 && v[0] == '{', v
 		default:
 			return false
 		}
-		if err != nil || seen&bit != 0 {
-			return false
-		}
 		seen |= bit
-		return true
-	}) || seen != 15 || version != "2.0" || method != "tools/call" || !plainID(c.id) {
+		return ok
+	}) || seen != 15 {
 		return toolCall{}, false
 	}
 	named := false
-	if !members(params, func(key string, dec *json.Decoder) bool {
-		switch key {
+	if !rawjson.Members(params, func(key, v []byte) bool {
+		switch string(key) {
 		case "name":
-			if named || dec.Decode(&c.name) != nil {
-				return false
-			}
-			named = true
+			c.name, named = rawjson.String(v)
+			return named
 		case "arguments":
-			if c.args != nil || dec.Decode(&c.args) != nil {
-				return false
-			}
+			c.args = v
 		case "_meta":
-			if c.meta != nil || dec.Decode(&c.meta) != nil || len(c.meta) == 0 || c.meta[0] != '{' {
-				return false
-			}
+			c.meta = v
+			return v[0] == '{'
 		default:
 			return false
 		}
@@ -216,28 +207,6 @@ func parseToolCall(body []byte) (c toolCall, ok bool) {
 		return toolCall{}, false
 	}
 	return c, true
-}
-
-// members walks the members of the one JSON object in b, handing each
-// key to fn with the decoder positioned at its value (which fn must
-// consume); false when b is not exactly one object or fn refuses a key.
-func members(b []byte, fn func(key string, dec *json.Decoder) bool) bool {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		key, isKey := t.(string)
-		if err != nil || !isKey || !fn(key, dec) {
-			return false
-		}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return false
-	}
-	_, err := dec.Token()
-	return err == io.EOF
 }
 
 // plainID is a JSON-RPC id the SDK keeps as it is: a string, or an

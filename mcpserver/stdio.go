@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/ingestd/ingestd/internal/rawjson"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -287,14 +289,32 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 // result there: resultType complete, and the server's Implementation in
 // _meta.
 func (l *lane) reply(id json.RawMessage, res *mcp.CallToolResult, perRequest bool) []byte {
-	w := laneResult{Meta: res.Meta, StructuredContent: res.StructuredContent, IsError: res.IsError}
+	if b, ok := l.plainReply(id, res, perRequest); ok {
+		return b
+	}
+	return l.encodedReply(id, res, perRequest)
+}
+
+// resultMeta is the _meta of a lane call's result: under the per-request
+// protocol with the server's Implementation.
+func (l *lane) resultMeta(res *mcp.CallToolResult, perRequest bool) mcp.Meta {
+	if !perRequest {
+		return res.Meta
+	}
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; ok {
+		return res.Meta
+	}
+	m := make(mcp.Meta, len(res.Meta)+1)
+	maps.Copy(m, res.Meta)
+	m[mcp.MetaKeyServerInfo] = l.info
+	return m
+}
+
+// encodedReply is reply written by encoding/json, for any result.
+func (l *lane) encodedReply(id json.RawMessage, res *mcp.CallToolResult, perRequest bool) []byte {
+	w := laneResult{Meta: l.resultMeta(res, perRequest), StructuredContent: res.StructuredContent, IsError: res.IsError}
 	if perRequest {
 		w.ResultType = "complete"
-		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
-			w.Meta = make(mcp.Meta, len(res.Meta)+1)
-			maps.Copy(w.Meta, res.Meta)
-			w.Meta[mcp.MetaKeyServerInfo] = l.info
-		}
 	}
 	if res.Content != nil {
 		w.Content = make([]any, len(res.Content))
@@ -323,6 +343,93 @@ func (l *lane) reply(id json.RawMessage, res *mcp.CallToolResult, perRequest boo
 	return bytes.Clone(buf.Bytes())
 }
 
+// plainReply is reply written by hand for the common result, text
+// content and a structuredContent as the upstream wrote it, in the
+// members and order the encoder would write; ok false for anything
+// else, which the encoder then writes.
+func (l *lane) plainReply(id json.RawMessage, res *mcp.CallToolResult, perRequest bool) (b []byte, ok bool) {
+	var structured json.RawMessage
+	switch v := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		structured = v
+	default:
+		return nil, false
+	}
+	b = make([]byte, 0, 256+len(structured)+textBytes(res.Content))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":{`...)
+	meta := l.resultMeta(res, perRequest)
+	var err error
+	if len(meta) > 0 {
+		b = append(b, `"_meta":{`...)
+		for i, k := range slices.Sorted(maps.Keys(meta)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = rawjson.AppendString(b, k); err != nil {
+				return nil, false
+			}
+			b = append(b, ':')
+			switch v := meta[k].(type) {
+			case string:
+				b, err = rawjson.AppendString(b, v)
+			case json.RawMessage:
+				b = append(b, v...)
+			default:
+				var vb []byte
+				vb, err = json.Marshal(v)
+				b = append(b, vb...)
+			}
+			if err != nil {
+				return nil, false
+			}
+		}
+		b = append(b, "},"...)
+	}
+	if res.Content == nil {
+		b = append(b, `"content":null`...)
+	} else {
+		b = append(b, `"content":[`...)
+		for i, c := range res.Content {
+			t, ok := c.(*mcp.TextContent)
+			if !ok || t.Meta != nil || t.Annotations != nil {
+				return nil, false
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"text","text":`...)
+			if b, err = rawjson.AppendString(b, t.Text); err != nil {
+				return nil, false
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if perRequest {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, "}}\n"...), true
+}
+
+func textBytes(cs []mcp.Content) (n int) {
+	for _, c := range cs {
+		if t, ok := c.(*mcp.TextContent); ok {
+			n += len(t.Text) + len(t.Text)/8 + 32
+		}
+	}
+	return n
+}
+
 // laneResult is a CallToolResult as the lane writes it.
 type laneResult struct {
 	Meta              mcp.Meta `json:"_meta,omitempty"`
@@ -333,48 +440,81 @@ type laneResult struct {
 }
 
 // requestProtocol reads a request's _meta for the lane, its members
-// returned as written: perRequest when
-// it carries the per-request protocol's keys (2026-07-28: a protocol
-// version, the client's capabilities, optionally its info), ok false
-// when it holds anything else the SDK acts on (a progress token, a log
-// level, another version, a key of MCP's namespace the lane does not
-// know) or keys it cannot read.
+// returned as written: perRequest when it carries the per-request
+// protocol's keys (2026-07-28: a protocol version, the client's
+// capabilities, optionally its info), ok false when it holds anything
+// else the SDK acts on (a progress token, a log level, another version,
+// a key of MCP's namespace the lane does not know) or keys it cannot
+// read.
 func requestProtocol(meta json.RawMessage) (m map[string]json.RawMessage, perRequest, ok bool) {
 	if meta == nil {
 		return nil, false, true
 	}
-	if json.Unmarshal(meta, &m) != nil {
+	var caps, info bool
+	m = map[string]json.RawMessage{}
+	if !rawjson.Members(meta, func(k, v []byte) bool {
+		key := string(k)
+		switch {
+		case key == mcp.MetaKeyProtocolVersion:
+			perRequest = rawjson.IsString(v, "2026-07-28")
+			if !perRequest {
+				return false
+			}
+		case key == mcp.MetaKeyClientCapabilities:
+			caps = true
+			if !sdkReads[mcp.ClientCapabilities](capsDecoded, v) {
+				return false
+			}
+		case key == mcp.MetaKeyClientInfo:
+			info = true
+			if !sdkReads[mcp.Implementation](infoDecoded, v) {
+				return false
+			}
+		case key == "progressToken", strings.HasPrefix(key, "io.modelcontextprotocol/"), strings.HasPrefix(key, "modelcontextprotocol.io/"):
+			return false
+		}
+		m[key] = v
+		return true
+	}) {
 		return nil, false, false
 	}
-	for k, v := range m {
-		switch {
-		case k == mcp.MetaKeyProtocolVersion:
-			var version string
-			if json.Unmarshal(v, &version) != nil || version != "2026-07-28" {
-				return nil, false, false
-			}
-			perRequest = true
-		case k == mcp.MetaKeyClientCapabilities:
-			var caps mcp.ClientCapabilities
-			if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &caps) != nil {
-				return nil, false, false
-			}
-		case k == mcp.MetaKeyClientInfo:
-			var info mcp.Implementation
-			if len(v) == 0 || v[0] != '{' || json.Unmarshal(v, &info) != nil {
-				return nil, false, false
-			}
-		case k == "progressToken", strings.HasPrefix(k, "io.modelcontextprotocol/"), strings.HasPrefix(k, "modelcontextprotocol.io/"):
-			return nil, false, false
-		}
-	}
-	_, caps := m[mcp.MetaKeyClientCapabilities]
-	_, info := m[mcp.MetaKeyClientInfo]
 	if !perRequest && (caps || info) || perRequest && !caps {
 		return nil, false, false
 	}
 	return m, perRequest, true
 }
+
+// sdkReads reports whether v is an object the SDK decodes as a T. A
+// host sends the same capabilities and info with every request, so the
+// last few objects that decoded are remembered in seen.
+func sdkReads[T any](seen *decoded, v []byte) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for _, s := range seen.ok {
+		if bytes.Equal(s, v) {
+			return true
+		}
+	}
+	var t T
+	if json.Unmarshal(v, &t) != nil {
+		return false
+	}
+	seen.ok[seen.next%len(seen.ok)] = bytes.Clone(v)
+	seen.next++
+	return true
+}
+
+// decoded is objects that decoded as one type, the last few.
+type decoded struct {
+	mu   sync.Mutex
+	ok   [8][]byte
+	next int
+}
+
+var capsDecoded, infoDecoded = new(decoded), new(decoded)
 
 // cancelled cancels the lane's call a notifications/cancelled names; the
 // notification goes on to the SDK, which ignores an id it does not know.

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestStdioAnswersParseErrorsAndGoesOn: a line that is not JSON, or not a
@@ -107,6 +110,49 @@ func TestRequestProtocol(t *testing.T) {
 		_, perRequest, ok := requestProtocol(meta)
 		if perRequest != tc.perRequest || ok != tc.ok {
 			t.Errorf("%s: perRequest %v ok %v, want %v %v", tc.meta, perRequest, ok, tc.perRequest, tc.ok)
+		}
+	}
+}
+
+// The lane's reply written by hand says what the encoder's says, and is
+// left to the encoder for what it does not write.
+func TestPlainReplyAsEncoded(t *testing.T) {
+	l := &lane{info: json.RawMessage(`{"name":"ingestd","version":"dev"}`)}
+	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+	for i, res := range []*mcp.CallToolResult{
+		{Content: text("plain")},
+		{Content: []mcp.Content{}},
+		{},
+		{Content: text("<fence> & \"quotes\"\n\u2028 é \x01"), IsError: true},
+		{Content: append(text("one"), text("two")...), StructuredContent: json.RawMessage(`{"a": [1, 2], "b":"<x>"}`)},
+		{Content: text("m"), Meta: mcp.Meta{"io.ingestd/turn_scope": "session", "n": 3.5, "nested": map[string]any{"x": []any{true, nil}}, "raw": json.RawMessage(`{"k":1}`)}},
+		{Content: text("s"), Meta: mcp.Meta{mcp.MetaKeyServerInfo: map[string]any{"name": "upstream"}}},
+	} {
+		for _, perRequest := range []bool{false, true} {
+			hand, ok := l.plainReply(json.RawMessage(`7`), res, perRequest)
+			if !ok {
+				t.Fatalf("%d: a plain result not written by hand", i)
+			}
+			var got, want any
+			if err := json.Unmarshal(hand, &got); err != nil {
+				t.Fatalf("%d: the hand-written reply is no JSON: %v\n%s", i, err, hand)
+			}
+			if err := json.Unmarshal(l.encodedReply(json.RawMessage(`7`), res, perRequest), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%d (per-request %v):\nhand    %s\nencoded %s", i, perRequest, hand, l.encodedReply(json.RawMessage(`7`), res, perRequest))
+			}
+		}
+	}
+	for i, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}},
+		{Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"k": "v"}}}},
+		{Content: text("a"), StructuredContent: map[string]any{"a": 1}},
+		{Content: text("bad \xff")},
+	} {
+		if b, ok := l.plainReply(json.RawMessage(`7`), res, false); ok {
+			t.Errorf("%d: written by hand: %s", i, b)
 		}
 	}
 }

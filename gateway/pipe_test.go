@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// plainResult reads the common result as the SDK's decoder does, and
+// leaves that decoder everything else.
+func TestPlainResultAsTheSDK(t *testing.T) {
+	for _, in := range []string{
+		`{"content":[{"type":"text","text":"a\n\u00e9 <b>"}]}`,
+		`{"content":[],"isError":true}`,
+		`{"content":[{"text":"x","type":"text"},{"type":"text","text":""}],"structuredContent":{"a":[1,{"b":null}]}}`,
+		`{"content":[{"type":"text","text":"m"}],"_meta":{"k":"v","n":1},"structuredContent":null,"isError":false}`,
+	} {
+		got, ok := plainResult(json.RawMessage(in))
+		if !ok {
+			t.Fatalf("%s: not read as plain", in)
+		}
+		want := new(mcp.CallToolResult)
+		if err := json.Unmarshal([]byte(in), want); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		var gv, wv any
+		_ = json.Unmarshal(g, &gv)
+		_ = json.Unmarshal(w, &wv)
+		if !reflect.DeepEqual(gv, wv) {
+			t.Errorf("%s:\nplain %s\nSDK   %s", in, g, w)
+		}
+	}
+	for _, in := range []string{
+		`{}`, // no content
+		`{"content":null}`,
+		`{"content":[{"type":"image","data":"eA==","mimeType":"image/png"}]}`,
+		`{"content":[{"type":"text","text":"a","annotations":{}}]}`,
+		`{"content":[{"type":"text"}]}`,
+		`{"content":[{"type":"text","text":"a","type":"text"}]}`,
+		`{"Content":[{"type":"text","text":"a"}]}`, // the SDK matches a name in any case
+		`{"content":[{"type":"text","text":"a"}],"resultType":"input_required"}`,
+		`{"content":[{"type":"text","text":"a"}],"isError":"yes"}`,
+		"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}",
+	} {
+		if res, ok := plainResult(json.RawMessage(in)); ok {
+			t.Errorf("%s read as plain: %+v", in, res)
+		}
+	}
+}
+
+// A lane call's response that is not strict JSON is still answered: a
+// member twice, or invalid UTF-8, is read as the SDK's decoder reads it.
+func TestRouteReadsWhatTheSDKReads(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":"ingestd-1","result":{"content":[{"type":"text","text":"ok"}]}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"ingestd-1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}}",
+		`{"jsonrpc":"2.0","id":"ingestd-1","id":"ingestd-1","result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":"ingestd-1","error":{"code":-32602,"message":"no such tool"}}`,
+	} {
+		p := newPipe(nil, 1<<20, 0)
+		var got *mcp.CallToolResult
+		var gotErr error
+		answered := false
+		p.waiting["ingestd-1"] = &waiter{timer: time.AfterFunc(time.Hour, func() {}), stop: func() bool { return true },
+			done: func(res *mcp.CallToolResult, _ int, err error) { answered, got, gotErr = true, res, err }}
+		if !p.route([]byte(line)) || !answered {
+			t.Errorf("%q: not answered", line)
+			continue
+		}
+		if got == nil && gotErr == nil {
+			t.Errorf("%q: answered with nothing", line)
+		}
+	}
+	p := newPipe(nil, 1<<20, 0)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`,                                     // the SDK's
+		`{"jsonrpc":"2.0","id":"ingestd-2","method":"ping"}`,                                   // a request, not a response
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"ingestd-1"}]}}`, // the prefix elsewhere
+		`not json "ingestd-1`,
+	} {
+		if p.route([]byte(line)) {
+			t.Errorf("%q taken by the lane", line)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package rawjson
+
+import (
+	"strings"
+	"testing"
+)
+
+func members(t *testing.T, in string) ([]string, bool) {
+	t.Helper()
+	var got []string
+	ok := Members([]byte(in), func(name, value []byte) bool {
+		got = append(got, string(name)+"="+string(value))
+		return true
+	})
+	return got, ok
+}
+
+func TestMembersHandsOnValuesAsWritten(t *testing.T) {
+	got, ok := members(t, " {\"a\" : [1, 2] ,\"b\\u0063\":{\"x\":\"\\u00e9\"},\"n\":null}\n ")
+	want := []string{"a=[1, 2]", `bc={"x":"\u00e9"}`, "n=null"}
+	if !ok || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q %v, want %q", got, ok, want)
+	}
+	if got, ok := members(t, "{}"); !ok || len(got) != 0 {
+		t.Fatalf("{}: %q %v", got, ok)
+	}
+}
+
+// Every message two readers could read as two messages is refused.
+func TestMembersRefusesWhatReadersDisagreeOn(t *testing.T) {
+	for _, in := range []string{
+		``, `[]`, `"x"`, `{`, `{"a":1`, `{"a":1,}`, `{"a" 1}`, `{a:1}`,
+		`{"a":1,"a":2}`,                           // a name twice
+		`{"a":1,"\u0061":2}`,                      // the same name, escaped
+		`{"a":{"b":1,"b":2}}`,                     // twice, nested
+		"{\"a\":\"\xff\"}",                        // invalid UTF-8 in a value
+		"{\"\xff\":1}",                            // and in a name
+		`{"a":"\ud800"}`,                          // a lone surrogate
+		`{"a":1}{"b":2}`, `{"a":1} x`, `{"a":1}]`, // data after the object
+		`{"a":01}`, `{"a":+1}`, `{"a":NaN}`, `{"a":'x'}`,
+	} {
+		if got, ok := members(t, in); ok {
+			t.Errorf("%q accepted as %q", in, got)
+		}
+	}
+}
+
+func TestMembersStopsWhenTold(t *testing.T) {
+	n := 0
+	if Members([]byte(`{"a":1,"b":2}`), func(name, value []byte) bool { n++; return false }) || n != 1 {
+		t.Fatalf("a refused member: ok, or read on (%d)", n)
+	}
+}
+
+func TestElements(t *testing.T) {
+	var got []string
+	if !Elements([]byte(` [ {"a":1}, "x",3 ] `), func(v []byte) bool { got = append(got, string(v)); return true }) ||
+		strings.Join(got, "|") != `{"a":1}|"x"|3` {
+		t.Fatalf("got %q", got)
+	}
+	for _, in := range []string{`{}`, `[1,]`, `[1] [2]`, `[{"a":1,"a":1}]`} {
+		if Elements([]byte(in), func([]byte) bool { return true }) {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}
+
+func TestScalars(t *testing.T) {
+	if s, ok := String([]byte(`"a\nb\u00e9"`)); !ok || s != "a\nbé" {
+		t.Errorf("String: %q %v", s, ok)
+	}
+	if _, ok := String([]byte(`12`)); ok {
+		t.Error("String took a number")
+	}
+	for v, want := range map[string]bool{`"text"`: true, `"te\u0078t"`: true, `"texts"`: false, `text`: false, `"Text"`: false} {
+		if IsString([]byte(v), "text") != want {
+			t.Errorf("IsString(%s) != %v", v, want)
+		}
+	}
+	if b, ok := Bool([]byte("true")); !ok || !b {
+		t.Error("Bool true")
+	}
+	if _, ok := Bool([]byte(`"true"`)); ok {
+		t.Error("Bool took a string")
+	}
+	if b, err := AppendString(nil, "<a>\"\n"); err != nil || string(b) != `"<a>\"\n"` {
+		t.Errorf("AppendString: %s %v", b, err)
+	}
+	if _, err := AppendString(nil, "\xff"); err == nil {
+		t.Error("AppendString took invalid UTF-8")
+	}
+}
+
+func BenchmarkMembers(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory__read_graph","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"host","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		Members(line, func(name, value []byte) bool { return true })
+	}
+}
