@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Canonical returns the canonical JSON of a call's arguments: objects
@@ -27,69 +30,81 @@ func Canonical(raw json.RawMessage) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, errors.New("arguments are not valid UTF-8")
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
+	// Names are checked here, to say which one repeats; a lone surrogate
+	// (\ud800), which readers decode differently, is refused by jsontext.
+	c := canons.Get().(*canon)
+	defer c.put()
+	c.in = *bytes.NewBuffer(raw)
+	c.d.Reset(&c.in, jsontext.AllowDuplicateNames(true))
 	var b bytes.Buffer
-	if err := canonValue(d, &b, 0); err != nil {
+	if err := canonValue(&c.d, &b, 0); err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
+	if _, err := c.d.ReadToken(); err != io.EOF {
 		return nil, errors.New("arguments have data after the JSON value")
 	}
 	return b.Bytes(), nil
 }
 
+// canon is a decoder for Canonical, kept between calls.
+type canon struct {
+	in bytes.Buffer
+	d  jsontext.Decoder
+}
+
+var canons = sync.Pool{New: func() any { return new(canon) }}
+
+func (c *canon) put() {
+	c.in = bytes.Buffer{}
+	c.d.Reset(&c.in)
+	canons.Put(c)
+}
+
 const maxDepth = 64
 
-func canonValue(d *json.Decoder, b *bytes.Buffer, depth int) error {
+func canonValue(d *jsontext.Decoder, b *bytes.Buffer, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("arguments nest deeper than %d", maxDepth)
 	}
-	tok, err := d.Token()
+	tok, err := d.ReadToken()
 	if err != nil {
 		return fmt.Errorf("arguments: %w", err)
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '[' {
-			b.WriteByte('[')
-			for i := 0; d.More(); i++ {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				if err := canonValue(d, b, depth+1); err != nil {
-					return err
-				}
+	switch tok.Kind() {
+	case '[':
+		b.WriteByte('[')
+		for i := 0; d.PeekKind() != ']'; i++ {
+			if i > 0 {
+				b.WriteByte(',')
 			}
-			_, _ = d.Token()
-			b.WriteByte(']')
-			return nil
+			if err := canonValue(d, b, depth+1); err != nil {
+				return err
+			}
 		}
+		_, _ = d.ReadToken()
+		b.WriteByte(']')
+	case '{':
 		return canonObject(d, b, depth)
-	case string:
-		writeString(b, t)
-	case json.Number:
-		b.WriteString(t.String())
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case nil:
-		b.WriteString("null")
+	case '"':
+		writeString(b, tok.String())
+	default: // a number as written, true, false, null
+		b.WriteString(tok.String())
 	}
 	return nil
 }
 
-func canonObject(d *json.Decoder, b *bytes.Buffer, depth int) error {
+func canonObject(d *jsontext.Decoder, b *bytes.Buffer, depth int) error {
 	type member struct {
 		key string
 		val []byte
 	}
 	var ms []member
-	for d.More() {
-		tok, err := d.Token()
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
 		if err != nil {
 			return fmt.Errorf("arguments: %w", err)
 		}
-		k := tok.(string)
+		k := tok.String()
 		if slices.ContainsFunc(ms, func(m member) bool { return m.key == k }) {
 			return fmt.Errorf("arguments repeat the key %q", k)
 		}
@@ -99,16 +114,8 @@ func canonObject(d *json.Decoder, b *bytes.Buffer, depth int) error {
 		}
 		ms = append(ms, member{k, v.Bytes()})
 	}
-	_, _ = d.Token()
-	slices.SortFunc(ms, func(a, c member) int {
-		switch {
-		case a.key < c.key:
-			return -1
-		case a.key > c.key:
-			return 1
-		}
-		return 0
-	})
+	_, _ = d.ReadToken()
+	slices.SortFunc(ms, func(a, c member) int { return strings.Compare(a.key, c.key) })
 	b.WriteByte('{')
 	for i, m := range ms {
 		if i > 0 {
