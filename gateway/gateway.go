@@ -33,6 +33,7 @@ import (
 
 	"github.com/ingestd/ingestd"
 	"github.com/ingestd/ingestd/firewall"
+	"github.com/ingestd/ingestd/internal/rawjson"
 )
 
 // Separator joins an upstream's id and its tool's name in the name the
@@ -406,7 +407,7 @@ func (g *Gateway) handler(u *upstream, tool string) mcp.ToolHandler {
 // counts, taint, fence and turn stamp (call.run); only the transport
 // differs, a line each way to the upstream on the pipe it shares with
 // the SDK's session. Anything else is the SDK's, untouched.
-func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (func(context.Context, func(*mcp.CallToolResult)), bool) {
+func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (func(func(*mcp.CallToolResult)) (cancel func()), bool) {
 	id, tool, _ := strings.Cut(name, Separator)
 	u := g.byID[id]
 	if u == nil {
@@ -440,16 +441,16 @@ func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMess
 		return nil, false
 	}
 	g.laneCalls.Add(1)
-	return func(ctx context.Context, done func(*mcp.CallToolResult)) {
+	return func(done func(*mcp.CallToolResult)) func() {
 		answer := func(res *mcp.CallToolResult) {
 			stampTurn(res, c.turn)
 			done(res)
 		}
 		if res := c.prepare(); res != nil {
 			answer(res)
-			return
+			return func() {}
 		}
-		p.start(ctx, c.params(c.sentArgs()), g.o.CallTimeout, func(res *mcp.CallToolResult, size int, err error) {
+		return p.start(c.params(c.sentArgs()), g.o.CallTimeout, func(res *mcp.CallToolResult, size int, err error) {
 			answer(c.finish(res, size, err))
 		})
 	}, true
@@ -658,10 +659,9 @@ func (c *call) finish(res *mcp.CallToolResult, size int, err error) *mcp.CallToo
 // params is the upstream's tools/call params on the lane, as the SDK's
 // client writes them.
 func (c *call) params(args json.RawMessage) []byte {
-	name, _ := json.Marshal(c.tool)
-	b := make([]byte, 0, len(args)+len(c.meta)+len(name)+32)
+	b := make([]byte, 0, len(args)+len(c.meta)+len(c.tool)+32)
 	b = append(b, `{"name":`...)
-	b = append(b, name...)
+	b, _ = rawjson.AppendString(b, c.tool) // a declared name, valid UTF-8
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
 	meta := c.meta

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,6 +41,7 @@ import (
 type pipe struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
+	stdout    *os.File // the read end, blocking
 	r         *bufio.Reader
 	max       int
 	terminate time.Duration
@@ -60,11 +62,10 @@ type pipe struct {
 
 // waiter is a lane call awaiting its response: done is called once, by
 // whoever takes the waiter from the map first (the response, the timer,
-// the caller's context, the connection's end).
+// the caller's cancel, the connection's end).
 type waiter struct {
 	done  func(res *mcp.CallToolResult, size int, err error) // size: the result's length as the upstream wrote it
 	timer *time.Timer
-	stop  func() bool // the context's AfterFunc
 }
 
 // lanePrefix starts every lane request's id.
@@ -83,10 +84,17 @@ func newPipe(cmd *exec.Cmd, max int, writeWait time.Duration) *pipe {
 
 func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	p := t.p
-	stdout, err := p.cmd.StdoutPipe()
+	stdout, out, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	// Its reads block a thread of their own instead of parking on the
+	// runtime's poller: the thread is woken by the upstream's write
+	// itself, one wake-up sooner on every answer (docs/BENCHMARKS.md).
+	// Closing it does not end a read under way; the upstream's exit
+	// does, or, when a process it started holds the pipe, that one's.
+	stdout.Fd()
+	p.cmd.Stdout, p.stdout = out, stdout
 	// The input end is ingestd's own *os.File, so that writes can carry
 	// a deadline.
 	in, stdin, err := os.Pipe()
@@ -96,8 +104,10 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	p.cmd.Stdin, p.stdin = in, stdin
 	err = p.cmd.Start()
 	in.Close()
+	out.Close()
 	if err != nil {
 		stdin.Close()
+		stdout.Close()
 		return nil, err
 	}
 	p.r = bufio.NewReaderSize(stdout, 64<<10)
@@ -148,6 +158,7 @@ func (p *pipe) Close() error {
 		if p.stdin == nil {
 			return
 		}
+		defer p.stdout.Close() // after the upstream ended: Wait leaves it to its owner
 		_ = p.stdin.Close()
 		done := make(chan error, 1)
 		go func() { done <- p.cmd.Wait() }()
@@ -207,7 +218,6 @@ func (p *pipe) answer(id string, resp *response, err error) {
 
 func (w *waiter) end(res *mcp.CallToolResult, size int, err error) {
 	w.timer.Stop()
-	w.stop()
 	w.done(res, size, err)
 }
 
@@ -247,8 +257,8 @@ func (p *pipe) route(line []byte) bool {
 			return false
 		}
 	}
-	var id string
-	if v.Method != nil || json.Unmarshal(v.ID, &id) != nil || !strings.HasPrefix(id, lanePrefix) {
+	id, ok := rawjson.String(v.ID)
+	if v.Method != nil || !ok || !strings.HasPrefix(id, lanePrefix) {
 		return false
 	}
 	p.answer(id, &v, nil)
@@ -307,28 +317,27 @@ func (p *pipe) discard(start []byte, err error) ([]byte, error) {
 
 // start makes one tools/call on the lane: done is called once, with its
 // result as the SDK's client would decode it, or with why there is none
-// (the timeout, ctx's end, the connection's). It may be called before
-// start returns.
-func (p *pipe) start(ctx context.Context, params []byte, timeout time.Duration, done func(res *mcp.CallToolResult, size int, err error)) {
+// (the timeout, the caller's cancel, the connection's end). It may be
+// called before start returns. cancel abandons the call, telling the
+// upstream, as the SDK's client does.
+func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.CallToolResult, size int, err error)) (cancel func()) {
 	p.mu.Lock()
 	if p.gone != nil {
 		err := p.gone
 		p.mu.Unlock()
 		done(nil, 0, err)
-		return
+		return func() {}
 	}
 	p.next++
-	id := fmt.Sprintf("%s%d", lanePrefix, p.next)
+	id := lanePrefix + strconv.FormatUint(p.next, 10)
 	w := &waiter{done: done}
 	abandon := func(err error) {
 		if p.take(id) != nil {
-			// Tell the upstream, as the SDK's client does.
 			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
 			w.end(nil, 0, err)
 		}
 	}
 	w.timer = time.AfterFunc(timeout, func() { abandon(context.DeadlineExceeded) })
-	w.stop = context.AfterFunc(ctx, func() { abandon(ctx.Err()) })
 	p.waiting[id] = w
 	p.mu.Unlock()
 	msg := make([]byte, 0, len(params)+80)
@@ -338,6 +347,7 @@ func (p *pipe) start(ctx context.Context, params []byte, timeout time.Duration, 
 	if _, err := p.Write(msg); err != nil {
 		p.answer(id, nil, err)
 	}
+	return func() { abandon(context.Canceled) }
 }
 
 // result decodes a lane call's response as the SDK's client decodes a

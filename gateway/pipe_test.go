@@ -66,7 +66,7 @@ func TestRouteReadsWhatTheSDKReads(t *testing.T) {
 		var got *mcp.CallToolResult
 		var gotErr error
 		answered := false
-		p.waiting["ingestd-1"] = &waiter{timer: time.AfterFunc(time.Hour, func() {}), stop: func() bool { return true },
+		p.waiting["ingestd-1"] = &waiter{timer: time.AfterFunc(time.Hour, func() {}),
 			done: func(res *mcp.CallToolResult, _ int, err error) { answered, got, gotErr = true, res, err }}
 		if !p.route([]byte(line)) || !answered {
 			t.Errorf("%q: not answered", line)

@@ -52,9 +52,11 @@ func stdio(r io.Reader, w io.Writer) (mcp.Transport, *lineFilter) {
 // untouched, so it must decide before it does anything. start makes the
 // call, in the reader's goroutine (so it must not wait on anything but a
 // bounded write), and done is called once with the answer the SDK
-// path's handler would have given, from whichever goroutine has it.
+// path's handler would have given, from whichever goroutine has it;
+// the cancel start returns abandons the call (a host's
+// notifications/cancelled, the session's end).
 type FastCaller interface {
-	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(ctx context.Context, done func(*mcp.CallToolResult)), ok bool)
+	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(done func(*mcp.CallToolResult)) (cancel func()), ok bool)
 }
 
 // ServeStdio serves the server o describes on r and w (StdioTransport)
@@ -68,7 +70,7 @@ func ServeStdio(ctx context.Context, o Options, r io.Reader, w io.Writer) error 
 	defer cancel()
 	if fast, ok := o.Extension.(FastCaller); ok {
 		info, _ := json.Marshal(implementation(o.Version))
-		f.lane = &lane{ctx: ctx, fast: fast, info: info, inflight: map[string]context.CancelFunc{}}
+		f.lane = &lane{fast: fast, info: info, inflight: map[string]*inflight{}}
 	}
 	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
@@ -79,6 +81,9 @@ func ServeStdio(ctx context.Context, o Options, r io.Reader, w io.Writer) error 
 	}
 	go func() {
 		<-ctx.Done()
+		if f.lane != nil {
+			f.lane.cancelAll()
+		}
 		_ = ss.Close()
 	}()
 	return ss.Wait()
@@ -110,13 +115,30 @@ type lineFilter struct {
 
 // lane is the calls a FastCaller answers beside the SDK.
 type lane struct {
-	ctx  context.Context
 	fast FastCaller
 	info json.RawMessage // the server's Implementation, for the per-request protocol's results
 	ss   atomic.Pointer[mcp.ServerSession]
 
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // by the request's id, as written
+	inflight map[string]*inflight // by the request's id, as written
+}
+
+// inflight is a lane call not yet answered.
+type inflight struct{ cancel func() }
+
+// cancelAll abandons every call not yet answered.
+func (l *lane) cancelAll() {
+	l.mu.Lock()
+	var cancels []func()
+	for _, c := range l.inflight {
+		if c.cancel != nil {
+			cancels = append(cancels, c.cancel)
+		}
+	}
+	l.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
@@ -267,17 +289,23 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 		return false
 	}
 	key := string(c.id)
-	ctx, cancel := context.WithCancel(l.ctx)
+	call := &inflight{}
 	l.mu.Lock()
-	l.inflight[key] = cancel
+	l.inflight[key] = call
 	l.mu.Unlock()
-	start(ctx, func(res *mcp.CallToolResult) {
+	cancel := start(func(res *mcp.CallToolResult) {
 		l.mu.Lock()
-		delete(l.inflight, key)
+		if l.inflight[key] == call {
+			delete(l.inflight, key)
+		}
 		l.mu.Unlock()
-		cancel()
 		_, _ = w.Write(l.reply(c.id, res, perRequest))
 	})
+	// A cancel is read on this goroutine, after this returns: it finds
+	// the call's cancel set, or the call gone.
+	l.mu.Lock()
+	call.cancel = cancel
+	l.mu.Unlock()
 	return true
 }
 
@@ -535,7 +563,10 @@ func (l *lane) cancelled(line []byte) {
 		return
 	}
 	l.mu.Lock()
-	cancel := l.inflight[string(v.Params.RequestID)]
+	var cancel func()
+	if c := l.inflight[string(v.Params.RequestID)]; c != nil {
+		cancel = c.cancel
+	}
 	l.mu.Unlock()
 	if cancel != nil {
 		cancel()
