@@ -18,7 +18,9 @@ import (
 // meets it: a host (the Go SDK's client) starts `ingestd mcp` over stdio,
 // which starts the official reference memory server from npm over stdio
 // and offers its read_graph (declared a trusted read); against the same
-// host starting the memory server itself. Whole processes, pipes and
+// host starting the memory server itself, speaking the same protocol
+// (p50-ratio; p50-ratio-2026-07-28 is a host that speaks the newer one
+// to the gateway). Whole processes, pipes and
 // all, the calls alternated so that a noisy machine slows each alike:
 // the ratio of their p50s is what the gateway costs a host
 // (docs/BENCHMARKS.md). A third path, a relay that copies lines and
@@ -52,8 +54,9 @@ gateway:
 	}
 	b.Setenv("MEMORY_FILE_PATH", filepath.Join(dir, "memory.jsonl"))
 	bin := mustBinary(b)
-	connect := func(cmd *exec.Cmd) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(b.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	connect := func(cmd *exec.Cmd, protocol string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(b.Context(), &mcp.CommandTransport{Command: cmd},
+			&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,14 +69,21 @@ gateway:
 	}
 	relay := exec.Command(self, mem)
 	relay.Env = append(os.Environ(), relayEnv+"=1")
+	// The memory server speaks the dated protocols, so a host speaks
+	// 2025-11-25 to it and to the relay whatever it asks. Through the
+	// gateway the host's protocol is its own choice: 2025-11-25, as the
+	// TypeScript SDK and the desktop hosts speak it, and the like for
+	// like of the direct call; and 2026-07-28 (the Go SDK's default),
+	// whose requests carry the protocol in every _meta.
 	paths := []struct {
 		tool string
 		cs   *mcp.ClientSession
 		took []time.Duration
 	}{
-		{tool: "read_graph", cs: connect(exec.Command(mem))},
-		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg))},
-		{tool: "read_graph", cs: connect(relay)},
+		{tool: "read_graph", cs: connect(exec.Command(mem), "")},
+		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg), "2025-11-25")},
+		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg), "2026-07-28")},
+		{tool: "read_graph", cs: connect(relay, "")},
 	}
 	// Alternated: one call each in turn, so each finds its processes
 	// idle since their last call, as a host that thinks between calls
@@ -94,10 +104,11 @@ gateway:
 					}
 				}
 			}
-			direct, gateway, relayed := p50(paths[0].took), p50(paths[1].took), p50(paths[2].took)
+			direct, gateway, perRequest, relayed := p50(paths[0].took), p50(paths[1].took), p50(paths[2].took), p50(paths[3].took)
 			b.ReportMetric(direct, "direct-p50-ns")
 			b.ReportMetric(gateway, "gateway-p50-ns")
 			b.ReportMetric(gateway/direct, "p50-ratio")
+			b.ReportMetric(perRequest/direct, "p50-ratio-2026-07-28")
 			b.ReportMetric(relayed/direct, "relay-p50-ratio")
 		})
 	}
