@@ -1,6 +1,8 @@
 package rawjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -97,4 +99,49 @@ func BenchmarkMembers(b *testing.B) {
 	for b.Loop() {
 		Members(line, func(name, value []byte) bool { return true })
 	}
+}
+
+// FuzzMembers: what Members accepts, encoding/json (the SDK's reader
+// here) reads as the same object, member for member; and String reads a
+// string as encoding/json does.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,"\u00e9"]}}}`,
+		`{"a":1,"a":2}`, `{"\u0061":1,"a":2}`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"a":"\ud83d\ude00"}`,
+		`{"a":1} {}`, `{}`, `[]`, `{"a":{"b":{"c":[]}}}`, `{"a\"b":"c\\d"}`, `{"Id":1,"id":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var names []string
+		var values [][]byte
+		if !Members(b, func(name, value []byte) bool {
+			names = append(names, string(name))
+			values = append(values, bytes.Clone(value))
+			return true
+		}) {
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("accepted what encoding/json finds invalid: %q", b)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("accepted what encoding/json cannot read as an object: %q: %v", b, err)
+		}
+		if len(m) != len(names) {
+			t.Fatalf("%q: %d members, encoding/json reads %d (a name twice?)", b, len(names), len(m))
+		}
+		for i, n := range names {
+			if !bytes.Equal(m[n], values[i]) {
+				t.Fatalf("%q: member %q is %q here, %q to encoding/json", b, n, values[i], m[n])
+			}
+			if s, ok := String(values[i]); ok {
+				var want string
+				if err := json.Unmarshal(values[i], &want); err != nil || s != want {
+					t.Fatalf("String(%q) = %q, encoding/json reads %q (%v)", values[i], s, want, err)
+				}
+			}
+		}
+	})
 }
