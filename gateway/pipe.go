@@ -333,6 +333,7 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.Ca
 	w := &waiter{done: done}
 	abandon := func(err error) {
 		if p.take(id) != nil {
+			// Tell the upstream, as the SDK's client does.
 			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
 			w.end(nil, 0, err)
 		}
