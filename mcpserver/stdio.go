@@ -380,7 +380,9 @@ func (l *lane) plainReply(id json.RawMessage, res *mcp.CallToolResult, perReques
 	switch v := res.StructuredContent.(type) {
 	case nil:
 	case json.RawMessage:
-		structured = v
+		if structured = v; len(v) == 0 {
+			return nil, false
+		}
 	default:
 		return nil, false
 	}
