@@ -2,11 +2,15 @@ package mcpserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -155,4 +159,96 @@ func TestPlainReplyAsEncoded(t *testing.T) {
 			t.Errorf("%d: written by hand: %s", i, b)
 		}
 	}
+}
+
+// fastCaller takes every call of "slow" and answers it only when it is
+// cancelled, saying which calls were.
+type fastCaller struct{ cancelled chan string }
+
+func (fastCaller) Install(*mcp.Server) {}
+
+func (f fastCaller) FastCall(_ *mcp.ServerSession, name string, args json.RawMessage, _ map[string]json.RawMessage) (func(func(*mcp.CallToolResult)) func(), bool) {
+	if name != "slow" {
+		return nil, false
+	}
+	return func(done func(*mcp.CallToolResult)) func() {
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				f.cancelled <- string(args)
+				done(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the lane's call, cancelled"}}})
+			})
+		}
+	}, true
+}
+
+// A lane call not yet answered is abandoned by the host's
+// notifications/cancelled naming its id, and by the session's end.
+func TestLaneCallsAreCancelled(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	f := fastCaller{cancelled: make(chan string, 4)}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStdio(ctx, Options{Retriever: canned{}, Version: "test", Extension: f}, inR, outW)
+		outW.Close()
+	}()
+	// The ids answered, the lane's answers marked.
+	answered := make(chan string, 16)
+	go func() {
+		out := bufio.NewScanner(outR)
+		for out.Scan() {
+			var m struct{ ID json.RawMessage }
+			_ = json.Unmarshal(out.Bytes(), &m)
+			if strings.Contains(out.Text(), "the lane's call") {
+				answered <- "lane " + string(m.ID)
+			} else {
+				answered <- string(m.ID)
+			}
+		}
+	}()
+	write := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if id := <-answered; id != "1" {
+		t.Fatalf("answered %s, want the initialize", id)
+	}
+	write(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// The lane takes calls once ServeStdio holds the session, which can
+	// be a moment after the initialize is answered: until a probe call
+	// is the lane's, the SDK answers it.
+	for probe := 0; ; probe++ {
+		write(fmt.Sprintf(`{"jsonrpc":"2.0","id":"probe%d","method":"tools/call","params":{"name":"slow","arguments":{"p":%d}}}`, probe, probe))
+		write(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"probe%d"}}`, probe))
+		if got := <-answered; got == fmt.Sprintf(`lane "probe%d"`, probe) {
+			if c := <-f.cancelled; c != fmt.Sprintf(`{"p":%d}`, probe) {
+				t.Fatalf("cancelled %s", c)
+			}
+			break
+		}
+	}
+	write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"n":2}}}`)
+	write(`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"slow","arguments":{"n":3}}}`)
+	write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"three"}}`)
+	wait := func(want string) {
+		t.Helper()
+		select {
+		case got := <-f.cancelled:
+			if got != want {
+				t.Fatalf("cancelled %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s never cancelled", want)
+		}
+	}
+	wait(`{"n":3}`) // the host's cancel
+	cancel()
+	wait(`{"n":2}`) // the session's end
+	inW.Close()
+	<-done
 }
