@@ -90,7 +90,7 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// Its reads block a thread of their own instead of parking on the
 	// runtime's poller: the thread is woken by the upstream's write
-	// itself, one wake-up sooner on every answer (docs/BENCHMARKS.md).
+	// itself, which answered a host sooner (docs/BENCHMARKS.md).
 	// Closing it does not end a read under way; the upstream's exit
 	// does, or, when a process it started holds the pipe, that one's.
 	stdout.Fd()
