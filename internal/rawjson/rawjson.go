@@ -15,36 +15,15 @@ package rawjson
 
 import (
 	"bytes"
-	"io"
-	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// reader is a decoder reading straight from the caller's bytes: jsontext
-// parses a bytes.Buffer in place, so every value it returns is a slice
-// of the input.
-type reader struct {
-	buf  bytes.Buffer
-	dec  jsontext.Decoder
-	name []byte // a name with escapes, unquoted
-}
-
-var readers = sync.Pool{New: func() any { return new(reader) }}
-
-func get(b []byte) *reader {
-	r := readers.Get().(*reader)
-	r.buf = *bytes.NewBuffer(b)
-	r.dec.Reset(&r.buf)
-	return r
-}
-
-func (r *reader) put() {
-	r.buf = bytes.Buffer{}
-	r.dec.Reset(&r.buf) // drop the reference to the caller's bytes
-	r.name = r.name[:0]
-	readers.Put(r)
-}
+// maxDepth is how many containers may be open at once, the outermost
+// counted, as jsontext allows.
+const maxDepth = 10000
 
 // Members calls fn with the name (unquoted) and the value (as written)
 // of each member of the one JSON object b holds, in order, until fn
@@ -52,75 +31,372 @@ func (r *reader) put() {
 // not be changed. It reports whether b is exactly one valid object and
 // fn took every member.
 func Members(b []byte, fn func(name, value []byte) bool) bool {
-	r := get(b)
-	defer r.put()
-	d := &r.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+	s := scanner{b: b}
+	s.space()
+	if !s.is('{') {
 		return false
 	}
-	for d.PeekKind() != '}' {
-		raw, err := d.ReadValue() // the name, quoted
-		if err != nil {
-			return false
-		}
-		name := raw[1 : len(raw)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			if r.name, err = jsontext.AppendUnquote(r.name[:0], raw); err != nil {
-				return false
-			}
-			name = r.name
-		}
-		v, err := d.ReadValue()
-		if err != nil || !fn(name, v) {
-			return false
-		}
-	}
-	return end(d)
+	return s.object(1, fn) && s.end()
 }
 
 // Elements calls fn with each element of the one JSON array b holds, as
 // written, until fn returns false; as Members.
 func Elements(b []byte, fn func(value []byte) bool) bool {
-	r := get(b)
-	defer r.put()
-	d := &r.dec
-	if t, err := d.ReadToken(); err != nil || t.Kind() != '[' {
+	s := scanner{b: b}
+	s.space()
+	if !s.is('[') {
 		return false
 	}
-	for d.PeekKind() != ']' {
-		v, err := d.ReadValue()
-		if err != nil || !fn(v) {
+	return s.array(1, fn) && s.end()
+}
+
+// scanner reads one JSON text in place. It is written by hand, not
+// borrowed from a general decoder: the lane reads a few small messages
+// per call on a cold cache, where a decoder's size (its state machine,
+// its pooled buffers) is what costs. FuzzAsJsontext holds it to
+// jsontext's strictness, member for member.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// is consumes c when it is next.
+func (s *scanner) is(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (s *scanner) end() bool {
+	s.space()
+	return s.i == len(s.b)
+}
+
+// value reads one value inside depth open containers, white space
+// before it skipped; its bytes as written are s.b[start:s.i].
+func (s *scanner) value(depth int) (start int, ok bool) {
+	s.space()
+	start = s.i
+	if s.i >= len(s.b) {
+		return start, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		s.i++
+		ok = depth < maxDepth && s.object(depth+1, nil)
+	case c == '[':
+		s.i++
+		ok = depth < maxDepth && s.array(depth+1, nil)
+	case c == '"':
+		_, ok = s.str()
+	case c == '-' || c >= '0' && c <= '9':
+		ok = s.number()
+	case c == 't':
+		ok = s.literal("true")
+	case c == 'f':
+		ok = s.literal("false")
+	case c == 'n':
+		ok = s.literal("null")
+	}
+	return start, ok
+}
+
+// object reads an object's members after its '{' and its '}' (depth
+// counting it), calling fn (when not nil) with each. No name may
+// appear twice.
+func (s *scanner) object(depth int, fn func(name, value []byte) bool) bool {
+	var seen names
+	s.space()
+	if s.is('}') {
+		return true
+	}
+	for {
+		s.space()
+		start := s.i
+		escaped, ok := s.str()
+		if !ok {
+			return false
+		}
+		name := s.b[start+1 : s.i-1]
+		if escaped {
+			if name, ok = unquote(nil, s.b[start:s.i]); !ok {
+				return false
+			}
+		}
+		if !seen.add(name) {
+			return false
+		}
+		s.space()
+		if !s.is(':') {
+			return false
+		}
+		vstart, ok := s.value(depth)
+		if !ok || fn != nil && !fn(name, s.b[vstart:s.i]) {
+			return false
+		}
+		s.space()
+		if s.is('}') {
+			return true
+		}
+		if !s.is(',') {
 			return false
 		}
 	}
-	return end(d)
 }
 
-// end reads the closing delimiter and checks that nothing follows it.
-func end(d *jsontext.Decoder) bool {
-	if _, err := d.ReadToken(); err != nil {
+// array reads an array's elements after its '[' and its ']' (depth
+// counting it), calling fn (when not nil) with each.
+func (s *scanner) array(depth int, fn func(value []byte) bool) bool {
+	s.space()
+	if s.is(']') {
+		return true
+	}
+	for {
+		start, ok := s.value(depth)
+		if !ok || fn != nil && !fn(s.b[start:s.i]) {
+			return false
+		}
+		s.space()
+		if s.is(']') {
+			return true
+		}
+		if !s.is(',') {
+			return false
+		}
+	}
+}
+
+// str reads a string at s.i, quotes and all: escaped reports whether it
+// holds an escape. Its text must be valid UTF-8, its escapes JSON's,
+// a surrogate escaped only as half of a pair.
+func (s *scanner) str() (escaped, ok bool) {
+	if !s.is('"') {
+		return false, false
+	}
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return escaped, true
+		case c == '\\':
+			escaped = true
+			n, ok := escape(s.b[s.i:])
+			if !ok {
+				return false, false
+			}
+			s.i += n
+		case c < 0x20:
+			return false, false
+		case c < utf8.RuneSelf:
+			s.i++
+		default:
+			r, n := utf8.DecodeRune(s.b[s.i:])
+			if r == utf8.RuneError && n == 1 {
+				return false, false
+			}
+			s.i += n
+		}
+	}
+	return false, false
+}
+
+// escape is the length of the escape b starts with (a surrogate pair's
+// two), ok false for none JSON has.
+func escape(b []byte) (n int, ok bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, true
+	case 'u':
+		r, ok := hex4(b[2:])
+		switch {
+		case !ok:
+			return 0, false
+		case utf16.IsSurrogate(r):
+			if r >= 0xdc00 || len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
+				return 0, false
+			}
+			lo, ok := hex4(b[8:])
+			if !ok || lo < 0xdc00 || lo > 0xdfff {
+				return 0, false
+			}
+			return 12, true
+		}
+		return 6, true
+	}
+	return 0, false
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// unquote appends the text of the string q (quotes and all, read by
+// str) to dst.
+func unquote(dst, q []byte) ([]byte, bool) {
+	q = q[1 : len(q)-1]
+	for len(q) > 0 {
+		i := bytes.IndexByte(q, '\\')
+		if i < 0 {
+			return append(dst, q...), true
+		}
+		dst = append(dst, q[:i]...)
+		q = q[i:]
+		n, ok := escape(q)
+		if !ok {
+			return nil, false
+		}
+		switch q[1] {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, _ := hex4(q[2:])
+			if n == 12 {
+				lo, _ := hex4(q[8:])
+				r = utf16.DecodeRune(r, lo)
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // " \ /
+			dst = append(dst, q[1])
+		}
+		q = q[n:]
+	}
+	return dst, true
+}
+
+// number reads a number as RFC 8259 writes one.
+func (s *scanner) number() bool {
+	s.is('-')
+	switch {
+	case s.is('0'):
+	case s.digits() == 0:
 		return false
 	}
-	_, err := d.ReadToken()
-	return err == io.EOF
+	if s.is('.') && s.digits() == 0 {
+		return false
+	}
+	if s.is('e') || s.is('E') {
+		if !s.is('+') {
+			s.is('-')
+		}
+		if s.digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) digits() int {
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i - start
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// names is the names an object has had: a few compared in place, many
+// in a map, so that an object of a million members costs no more than
+// reading it.
+type names struct {
+	few  [8][]byte
+	n    int
+	many map[string]struct{}
+}
+
+// add reports whether name is new, and remembers it.
+func (ns *names) add(name []byte) bool {
+	if ns.many != nil {
+		if _, ok := ns.many[string(name)]; ok {
+			return false
+		}
+		ns.many[string(name)] = struct{}{}
+		return true
+	}
+	for _, s := range ns.few[:ns.n] {
+		if bytes.Equal(s, name) {
+			return false
+		}
+	}
+	if ns.n < len(ns.few) {
+		ns.few[ns.n] = name
+		ns.n++
+		return true
+	}
+	ns.many = make(map[string]struct{}, 2*len(ns.few))
+	for _, s := range ns.few {
+		ns.many[string(s)] = struct{}{}
+	}
+	ns.many[string(name)] = struct{}{}
+	return true
 }
 
 // String is the text of a JSON string value as written (one Members or
 // Elements handed on), false when v is no string.
 func String(v []byte) (string, bool) {
-	if len(v) < 2 || v[0] != '"' {
+	sc := scanner{b: v}
+	escaped, ok := sc.str()
+	if !ok || sc.i != len(v) {
 		return "", false
 	}
-	if bytes.IndexByte(v, '\\') < 0 {
+	if !escaped {
 		return string(v[1 : len(v)-1]), true
 	}
-	s, err := jsontext.AppendUnquote(nil, v)
-	return string(s), err == nil
+	t, ok := unquote(nil, v)
+	return string(t), ok
 }
 
 // IsString reports whether v, a value as written, is the JSON string s.
 func IsString(v []byte, s string) bool {
-	if len(v) == len(s)+2 && v[0] == '"' && string(v[1:len(v)-1]) == s {
+	if len(v) == len(s)+2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == s {
 		return true
 	}
 	if bytes.IndexByte(v, '\\') < 0 {

@@ -3,8 +3,12 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func members(t *testing.T, in string) ([]string, bool) {
@@ -144,4 +148,119 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzAsJsontext: Members accepts exactly what jsontext, read strictly
+// as it is by default, reads as one object, and hands on the same
+// members; Elements the same for arrays, String the same text.
+func FuzzAsJsontext(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,"\u00e9",-0.5e+3,true,null]}}}`,
+		`{"a":1,"a":2}`, `{"\u0061":1,"a":2}`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"a":"\ud83d\ude00"}`, `{"a":"\udc00"}`,
+		`{"a":"\ud800\u0041"}`, `{"a":1} {}`, `{}`, `[]`, `[1,[2,{"b":[]}]]`, `{"a":{"b":{"c":[]}}}`, `{"a\"b":"c\\d\/\b\f\n\r\t"}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":-}`, "{\"a\":\"\x01\"}", "{\"a\":\"\xed\xa0\x80\"}",
+		`{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9,"1":0}`, ` {"a" : [ ] } `, `[1,]`, `{"a":tru}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got []member
+		ok := Members(b, func(name, value []byte) bool {
+			got = append(got, member{string(name), string(value)})
+			return true
+		})
+		want, wantOK := oracleMembers(b)
+		if ok != wantOK {
+			t.Fatalf("%q: Members %v, jsontext %v", b, ok, wantOK)
+		}
+		if ok && !slices.Equal(got, want) {
+			t.Fatalf("%q: members %q, jsontext %q", b, got, want)
+		}
+		var elems []string
+		ok = Elements(b, func(v []byte) bool { elems = append(elems, string(v)); return true })
+		wantElems, wantOK := oracleElements(b)
+		if ok != wantOK || ok && !slices.Equal(elems, wantElems) {
+			t.Fatalf("%q: Elements %v %q, jsontext %v %q", b, ok, elems, wantOK, wantElems)
+		}
+		s, ok := String(b)
+		w, err := jsontext.AppendUnquote(nil, b)
+		if wantOK := err == nil && len(b) > 0 && b[0] == '"'; ok != wantOK || ok && s != string(w) {
+			t.Fatalf("String(%q) = %q %v, jsontext %q %v", b, s, ok, w, err)
+		}
+	})
+}
+
+// oracleMembers reads b as one object with jsontext.
+// member is a name and value as written.
+type member struct{ name, value string }
+
+func oracleMembers(b []byte) ([]member, bool) {
+	v, ok := oracleValue(b, '{')
+	if !ok {
+		return nil, false
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(v))
+	d.ReadToken()
+	var ms []member
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		name := tok.String() // before the next read invalidates tok
+		val, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		ms = append(ms, member{name, string(val)})
+	}
+	return ms, true
+}
+
+func oracleElements(b []byte) ([]string, bool) {
+	v, ok := oracleValue(b, '[')
+	if !ok {
+		return nil, false
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(v))
+	d.ReadToken()
+	var es []string
+	for d.PeekKind() != ']' {
+		val, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		es = append(es, string(val))
+	}
+	return es, true
+}
+
+// oracleValue is b's one value when it is of kind k and nothing follows.
+func oracleValue(b []byte, k jsontext.Kind) (jsontext.Value, bool) {
+	d := jsontext.NewDecoder(bytes.NewReader(b))
+	v, err := d.ReadValue()
+	if err != nil || v.Kind() != k {
+		return nil, false
+	}
+	v = v.Clone() // before the decoder reads on into its buffer
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// Nesting is bounded where jsontext bounds it: 10,000 containers open at
+// once, the outermost counted.
+func TestNestingAsJsontext(t *testing.T) {
+	for _, depth := range []int{9999, 10000, 10001} {
+		for _, in := range []string{
+			`{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`,
+			`{"a":` + strings.Repeat("[", depth-1) + "1" + strings.Repeat("]", depth-1) + `}`,
+		} {
+			_, want := oracleMembers([]byte(in))
+			if got := Members([]byte(in), func(_, _ []byte) bool { return true }); got != want {
+				t.Errorf("%d open: Members %v, jsontext %v", depth, got, want)
+			}
+		}
+	}
 }
