@@ -30,7 +30,8 @@ import (
 // carry ids of their own ("ingestd-N", a string; the SDK's are numbers),
 // so their responses are told apart and never reach the SDK. A lane
 // call is written by the goroutine that started it and finished by the
-// one that reads its response (or by its timer): no goroutine waits.
+// one that reads its response (or by the pipe's expiry timer): no
+// goroutine waits, and no call starts a timer of its own.
 //
 // Every line from the upstream is bounded: one longer than max is
 // discarded to its end, and when its id is found at either end its call
@@ -41,7 +42,8 @@ import (
 type pipe struct {
 	cmd       *exec.Cmd
 	stdin     *os.File
-	stdout    *os.File // the read end, blocking
+	raw       syscall.RawConn // stdin's, for the write that does not wait
+	stdout    *os.File        // the read end
 	r         *bufio.Reader
 	max       int
 	terminate time.Duration
@@ -53,7 +55,10 @@ type pipe struct {
 	mu      sync.Mutex
 	next    uint64
 	waiting map[string]*waiter
-	gone    error // set when the connection ended; every later call fails
+	gone    error       // set when the connection ended; every later call fails
+	expiry  *time.Timer // ends the calls past their deadline; armed while any may be
+	armed   bool
+	fires   time.Time // when the armed timer fires
 
 	pending []byte // the rest of a line for the SDK (its read goroutine only)
 	once    sync.Once
@@ -61,11 +66,12 @@ type pipe struct {
 }
 
 // waiter is a lane call awaiting its response: done is called once, by
-// whoever takes the waiter from the map first (the response, the timer,
-// the caller's cancel, the connection's end).
+// whoever takes the waiter from the map first (the response, the expiry
+// timer, the caller's cancel, the connection's end).
 type waiter struct {
-	done  func(res *mcp.CallToolResult, size int, err error) // size: the result's length as the upstream wrote it
-	timer *time.Timer
+	done     func(res *mcp.CallToolResult, size int, err error) // size: the result's length as the upstream wrote it
+	deadline time.Time
+	abandon  func(err error)
 }
 
 // lanePrefix starts every lane request's id.
@@ -88,12 +94,10 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Its reads block a thread of their own instead of parking on the
-	// runtime's poller: the thread is woken by the upstream's write
-	// itself, which answered a host sooner (docs/BENCHMARKS.md).
-	// Closing it does not end a read under way; the upstream's exit
-	// does, or, when a process it started holds the pipe, that one's.
-	stdout.Fd()
+	// Both ends stay on the runtime's poller: a read that blocks a
+	// thread would keep the process from ever idling, and its scheduler
+	// waking every few microseconds beside the upstream's work
+	// (docs/BENCHMARKS.md).
 	p.cmd.Stdout, p.stdout = out, stdout
 	// The input end is ingestd's own *os.File, so that writes can carry
 	// a deadline.
@@ -102,6 +106,9 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	p.cmd.Stdin, p.stdin = in, stdin
+	if p.raw, err = stdin.SyscallConn(); err != nil {
+		return nil, err
+	}
 	err = p.cmd.Start()
 	in.Close()
 	out.Close()
@@ -139,8 +146,22 @@ func (p *pipe) Read(b []byte) (int, error) {
 // connection is closed, its calls failed.
 func (p *pipe) Write(b []byte) (int, error) {
 	p.wmu.Lock()
-	_ = p.stdin.SetWriteDeadline(time.Now().Add(p.writeWait))
-	n, err := p.stdin.Write(b)
+	// One try first, which the pipe's free space nearly always takes
+	// whole; only a write that would wait carries a deadline, so that
+	// a call touches no timer.
+	n := 0
+	err := p.raw.Write(func(fd uintptr) bool {
+		n, _ = syscall.Write(int(fd), b)
+		n = max(n, 0)
+		return true
+	})
+	if err == nil && n < len(b) {
+		_ = p.stdin.SetWriteDeadline(time.Now().Add(p.writeWait))
+		var m int
+		m, err = p.stdin.Write(b[n:])
+		n += m
+		_ = p.stdin.SetWriteDeadline(time.Time{})
+	}
 	p.wmu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("the upstream does not read its input: %w", err)
@@ -217,8 +238,32 @@ func (p *pipe) answer(id string, resp *response, err error) {
 }
 
 func (w *waiter) end(res *mcp.CallToolResult, size int, err error) {
-	w.timer.Stop()
 	w.done(res, size, err)
+}
+
+// expire abandons the calls past their deadline and arms the timer for
+// the next, if any call still waits.
+func (p *pipe) expire() {
+	now := time.Now()
+	var late []*waiter
+	var next time.Time
+	p.mu.Lock()
+	for _, w := range p.waiting {
+		switch {
+		case !now.Before(w.deadline):
+			late = append(late, w)
+		case next.IsZero() || w.deadline.Before(next):
+			next = w.deadline
+		}
+	}
+	if p.armed = !next.IsZero(); p.armed {
+		p.fires = next
+		p.expiry.Reset(next.Sub(now))
+	}
+	p.mu.Unlock()
+	for _, w := range late {
+		w.abandon(context.DeadlineExceeded)
+	}
 }
 
 // response is a JSON-RPC message from the upstream, read once: enough
@@ -330,16 +375,25 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.Ca
 	}
 	p.next++
 	id := lanePrefix + strconv.FormatUint(p.next, 10)
-	w := &waiter{done: done}
-	abandon := func(err error) {
+	w := &waiter{done: done, deadline: time.Now().Add(timeout)}
+	w.abandon = func(err error) {
 		if p.take(id) != nil {
 			// Tell the upstream, as the SDK's client does.
 			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
 			w.end(nil, 0, err)
 		}
 	}
-	w.timer = time.AfterFunc(timeout, func() { abandon(context.DeadlineExceeded) })
 	p.waiting[id] = w
+	// Armed once, it is left to fire: a call that ends does not stop it,
+	// and when it fires it re-arms for the earliest call still waiting.
+	if !p.armed || w.deadline.Before(p.fires) {
+		p.armed, p.fires = true, w.deadline
+		if p.expiry == nil {
+			p.expiry = time.AfterFunc(timeout, p.expire)
+		} else {
+			p.expiry.Reset(timeout)
+		}
+	}
 	p.mu.Unlock()
 	msg := make([]byte, 0, len(params)+80)
 	msg = append(msg, `{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":`...)
@@ -348,7 +402,7 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.Ca
 	if _, err := p.Write(msg); err != nil {
 		p.answer(id, nil, err)
 	}
-	return func() { abandon(context.Canceled) }
+	return func() { w.abandon(context.Canceled) }
 }
 
 // result decodes a lane call's response as the SDK's client decodes a

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -66,7 +68,7 @@ func TestRouteReadsWhatTheSDKReads(t *testing.T) {
 		var got *mcp.CallToolResult
 		var gotErr error
 		answered := false
-		p.waiting["ingestd-1"] = &waiter{timer: time.AfterFunc(time.Hour, func() {}),
+		p.waiting["ingestd-1"] = &waiter{deadline: time.Now().Add(time.Hour),
 			done: func(res *mcp.CallToolResult, _ int, err error) { answered, got, gotErr = true, res, err }}
 		if !p.route([]byte(line)) || !answered {
 			t.Errorf("%q: not answered", line)
@@ -86,5 +88,34 @@ func TestRouteReadsWhatTheSDKReads(t *testing.T) {
 		if p.route([]byte(line)) {
 			t.Errorf("%q taken by the lane", line)
 		}
+	}
+}
+
+// One timer ends a pipe's late calls: when it fires it abandons those
+// past their deadline and is armed again for the earliest of the rest;
+// with none left it is not.
+func TestExpiryEndsOnlyLateCalls(t *testing.T) {
+	p := newPipe(nil, 1<<20, 0)
+	ended := map[string]error{}
+	now := time.Now()
+	for id, due := range map[string]time.Duration{"late": -time.Second, "later": -time.Millisecond, "soon": time.Hour, "sooner": time.Minute} {
+		p.waiting[id] = &waiter{deadline: now.Add(due), abandon: func(err error) {
+			if p.take(id) != nil {
+				ended[id] = err
+			}
+		}}
+	}
+	p.expiry = time.AfterFunc(time.Hour, func() {})
+	p.expire()
+	if len(ended) != 2 || !errors.Is(ended["late"], context.DeadlineExceeded) || !errors.Is(ended["later"], context.DeadlineExceeded) {
+		t.Fatalf("ended %v, want late and later", ended)
+	}
+	if len(p.waiting) != 2 || !p.armed || !p.fires.Equal(p.waiting["sooner"].deadline) {
+		t.Fatalf("waiting %d, armed %v for %v", len(p.waiting), p.armed, p.fires.Sub(now))
+	}
+	p.waiting = map[string]*waiter{}
+	p.expire()
+	if p.armed {
+		t.Fatal("armed with nothing waiting")
 	}
 }

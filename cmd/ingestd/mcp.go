@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/ingestd/ingestd"
@@ -31,6 +30,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	in, restore := pollableStdin()
+	defer restore()
 	if *server != "" {
 		if *as != "" {
 			return &usageError{Msg: "--as reads the store; with --server the daemon applies the token of --token-env"}
@@ -44,7 +45,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 			token = v
 		}
 		return mcpserver.ServeStdio(ctx, mcpserver.Options{Retriever: client.New(*server, &client.Options{Token: token}), Version: versionString()},
-			os.Stdin, e.stdout.Raw())
+			in, e.stdout.Raw())
 	}
 	a, err := openApp(ctx, e, *cfgPath)
 	if err != nil {
@@ -72,7 +73,7 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 	o := mcpserver.Options{Retriever: access.NewRetriever(a.Traced(svc)), Documents: access.NewDocuments(svc),
 		Version: versionString(), Logger: a.log, Extension: ext}
 	a.log.Info("mcp.stdio", "installations", len(a.IDs()), "as", p.Name, "firewall_mode", a.cfg.Firewall.Mode)
-	err = mcpserver.ServeStdio(access.NewContext(ctx, p), o, os.Stdin, e.stdout.Raw())
+	err = mcpserver.ServeStdio(access.NewContext(ctx, p), o, in, e.stdout.Raw())
 	if ctx.Err() != nil {
 		return nil
 	}
