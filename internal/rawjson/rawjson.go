@@ -15,10 +15,9 @@ package rawjson
 
 import (
 	"bytes"
+	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // maxDepth is how many containers may be open at once, the outermost
@@ -50,14 +49,24 @@ func Elements(b []byte, fn func(value []byte) bool) bool {
 	return s.array(1, fn) && s.end()
 }
 
+// Valid reports whether b is exactly one JSON value, as strict as
+// Members, none of whose values sits inside more than depth containers
+// (the outermost value sits inside none).
+func Valid(b []byte, depth int) bool {
+	s := scanner{b: b, limit: max(0, min(depth, maxDepth)) + 1}
+	_, ok := s.value(0)
+	return ok && s.end()
+}
+
 // scanner reads one JSON text in place. It is written by hand, not
 // borrowed from a general decoder: the lane reads a few small messages
 // per call on a cold cache, where a decoder's size (its state machine,
 // its pooled buffers) is what costs. FuzzAsJsontext holds it to
 // jsontext's strictness, member for member.
 type scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	limit int // one more than the containers a value may sit in; 0 for maxDepth
 }
 
 func (s *scanner) space() {
@@ -91,7 +100,7 @@ func (s *scanner) end() bool {
 func (s *scanner) value(depth int) (start int, ok bool) {
 	s.space()
 	start = s.i
-	if s.i >= len(s.b) {
+	if s.i >= len(s.b) || s.limit > 0 && depth >= s.limit {
 		return start, false
 	}
 	switch c := s.b[s.i]; {
@@ -418,7 +427,48 @@ func Bool(v []byte) (b, ok bool) {
 }
 
 // AppendString appends s as a JSON string: only what JSON requires is
-// escaped (no HTML escaping), invalid UTF-8 refused.
+// escaped (no HTML escaping), invalid UTF-8 refused; the same bytes as
+// jsontext.AppendQuote (FuzzAppendString).
 func AppendString(dst []byte, s string) ([]byte, error) {
-	return jsontext.AppendQuote(dst, s)
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				return dst, errInvalidUTF8
+			}
+			i += n
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), nil
 }
+
+var errInvalidUTF8 = errors.New("rawjson: invalid UTF-8 in a string")

@@ -264,3 +264,18 @@ func TestNestingAsJsontext(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendString: AppendString writes what jsontext.AppendQuote writes,
+// and refuses what it refuses.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c/d", "\b\f\n\r\t\x00\x1f\x7f", "<&>\u2028\u2029é😀", "\xff", "a\xed\xa0\x80b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := AppendString([]byte("x"), s)
+		want, wantErr := jsontext.AppendQuote([]byte("x"), s)
+		if (err == nil) != (wantErr == nil) || err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("%q: %s %v, jsontext %s %v", s, got, err, want, wantErr)
+		}
+	})
+}
