@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ingestd/ingestd/internal/rawjson"
 )
 
 // The canonical form a confirmation is bound to: keys sorted, no space,
@@ -45,4 +47,25 @@ func TestCanonical(t *testing.T) {
 			t.Errorf("%s: %s %v, want an error saying %q", in, got, err, why)
 		}
 	}
+}
+
+// FuzzValidAsCanonical: every argument text rawjson.Valid takes at the
+// depth Canonical allows, Canonical takes too, so that prepare may skip
+// it for a read; and whatever Canonical takes but Valid does not is
+// only no arguments (empty, null).
+func FuzzValidAsCanonical(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"\u00e9"}]}`, `{"a":1,"a":2}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", `null`, ``, ` `, `[1]`, `"x"`, `{"a":1} 2`,
+		strings.Repeat("[", 64) + strings.Repeat("]", 64), strings.Repeat("[", 65) + strings.Repeat("]", 65), strings.Repeat("[", 65) + "1" + strings.Repeat("]", 65), strings.Repeat("[", 66) + strings.Repeat("]", 66)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid := rawjson.Valid(b, maxDepth)
+		_, err := Canonical(b)
+		if valid && err != nil {
+			t.Fatalf("%q: Valid, but Canonical refuses it: %v", b, err)
+		}
+		if trimmed := strings.TrimSpace(string(b)); !valid && err == nil && trimmed != "" && trimmed != "null" {
+			t.Fatalf("%q: Canonical takes it, Valid does not", b)
+		}
+	})
 }
