@@ -323,6 +323,9 @@ func turnOf(m mcp.Meta) string {
 	return ""
 }
 
+// stampTurn says in res which scope its call was judged in (the
+// TurnScopeMetaKey). Every result the gateway writes or changes carries
+// it; a trusted result passes as the upstream wrote it.
 func stampTurn(res *mcp.CallToolResult, turn string) {
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
@@ -392,9 +395,7 @@ func (g *Gateway) handler(u *upstream, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := &call{g: g, u: u, tool: tool, decl: u.cfg.Tools[tool], req: req, ss: req.Session,
 			args: req.Params.Arguments, turn: turnOf(req.Params.Meta)}
-		res := c.run(ctx)
-		stampTurn(res, c.turn)
-		return res, nil
+		return c.run(ctx), nil
 	}
 }
 
@@ -442,16 +443,12 @@ func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMess
 	}
 	g.laneCalls.Add(1)
 	return func(done func(*mcp.CallToolResult)) func() {
-		answer := func(res *mcp.CallToolResult) {
-			stampTurn(res, c.turn)
-			done(res)
-		}
 		if res := c.prepare(); res != nil {
-			answer(res)
+			done(c.stamped(res))
 			return func() {}
 		}
 		return p.start(c.params(c.sentArgs()), g.o.CallTimeout, func(res *mcp.CallToolResult, size int, err error) {
-			answer(c.finish(res, size, err))
+			done(c.finish(res, size, err))
 		})
 	}, true
 }
@@ -475,9 +472,15 @@ func (c *call) name() string { return exposedName(c.u.cfg.ID, c.tool) }
 
 func (c *call) run(ctx context.Context) *mcp.CallToolResult {
 	if res := c.prepare(); res != nil {
-		return res
+		return c.stamped(res)
 	}
 	return c.forward(ctx)
+}
+
+// stamped is res, a result the gateway wrote or changed, with its scope.
+func (c *call) stamped(res *mcp.CallToolResult) *mcp.CallToolResult {
+	stampTurn(res, c.turn)
+	return res
 }
 
 // prepare decides a call before it is sent: the answer when it is not to
@@ -615,7 +618,7 @@ func (c *call) forward(ctx context.Context) *mcp.CallToolResult {
 	cs, err := c.u.session(ctx)
 	if err != nil {
 		c.g.count(c.u.cfg.ID, c.tool, "error")
-		return toolError("ingestd gateway: upstream %s is unavailable: %v", c.u.cfg.ID, err)
+		return c.stamped(toolError("ingestd gateway: upstream %s is unavailable: %v", c.u.cfg.ID, err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.g.o.CallTimeout)
 	defer cancel()
@@ -642,13 +645,13 @@ func (c *call) finish(res *mcp.CallToolResult, size int, err error) *mcp.CallToo
 	if err != nil {
 		g.count(up, c.tool, "error")
 		if errors.Is(err, context.DeadlineExceeded) {
-			return toolError("ingestd gateway: upstream %s did not answer %s within %s", up, c.tool, g.o.CallTimeout)
+			return c.stamped(toolError("ingestd gateway: upstream %s did not answer %s within %s", up, c.tool, g.o.CallTimeout))
 		}
-		return toolError("ingestd gateway: upstream %s failed %s: %v", up, c.tool, err)
+		return c.stamped(toolError("ingestd gateway: upstream %s failed %s: %v", up, c.tool, err))
 	}
 	if res.InputRequests != nil || res.RequestState != "" || res.NeedsInput() {
 		g.count(up, c.tool, "error")
-		return toolError("ingestd gateway: upstream %s answered %s with a question for the person; the gateway puts only its own questions, rendered from the call", up, c.tool)
+		return c.stamped(toolError("ingestd gateway: upstream %s answered %s with a question for the person; the gateway puts only its own questions, rendered from the call", up, c.tool))
 	}
 	if size < 0 {
 		b, err := json.Marshal(res)
@@ -658,14 +661,14 @@ func (c *call) finish(res *mcp.CallToolResult, size int, err error) *mcp.CallToo
 	}
 	if size > g.o.MaxResultBytes {
 		g.count(up, c.tool, "error")
-		return toolError("ingestd gateway: upstream %s answered %s with %d bytes, over the %d-byte cap", up, c.tool, size, g.o.MaxResultBytes)
+		return c.stamped(toolError("ingestd gateway: upstream %s answered %s with %d bytes, over the %d-byte cap", up, c.tool, size, g.o.MaxResultBytes))
 	}
 	g.count(up, c.tool, "ok")
 	if c.decl.Output == OutputTrusted {
 		return res
 	}
 	g.turns.Taint(c.ss, c.turn, "untrusted output of "+c.name())
-	return fenceResult(res, up, c.tool)
+	return c.stamped(fenceResult(res, up, c.tool))
 }
 
 // params is the upstream's tools/call params on the lane, as the SDK's

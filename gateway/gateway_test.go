@@ -312,3 +312,23 @@ func TestForgottenTurnsKeepTheirTaint(t *testing.T) {
 		t.Fatal("a tainted turn, forgotten, came back clean")
 	}
 }
+
+// The turn stamp is on what the gateway writes or changes — a fenced
+// result, a refusal — never on a trusted result, which passes as the
+// upstream wrote it.
+func TestStampOnlyWhatTheGatewayWrote(t *testing.T) {
+	c := newCRM(t)
+	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{c.upstream()}})
+	cs := mustHost(t, g, mustRetriever(t), nil)
+	if r := call(t, cs, "crm__lookup", map[string]any{"id": 7}, "t1"); r.IsError || r.Meta[gateway.TurnScopeMetaKey] != nil || r.Meta[gateway.TurnMetaKey] != nil {
+		t.Fatalf("trusted read: error %v, _meta %v, want the upstream's result as it was", r.IsError, r.Meta)
+	}
+	r := call(t, cs, "crm__fetch_page", map[string]any{"url": "https://example.org/"}, "t1")
+	if r.IsError || r.Meta[gateway.TurnScopeMetaKey] != "turn" || r.Meta[gateway.TurnMetaKey] != "t1" {
+		t.Fatalf("fenced result: error %v, _meta %v, want turn t1", r.IsError, r.Meta)
+	}
+	r = call(t, cs, "crm__send_mail", map[string]any{"to": "ada@example.org"}, "t1")
+	if !r.IsError || r.Meta[gateway.TurnScopeMetaKey] != "turn" || r.Meta[gateway.TurnMetaKey] != "t1" {
+		t.Fatalf("refusal: error %v, _meta %v, want turn t1", r.IsError, r.Meta)
+	}
+}
