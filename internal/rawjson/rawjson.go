@@ -70,14 +70,11 @@ type scanner struct {
 }
 
 func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
+	i := s.i
+	for i < len(s.b) && s.b[i] <= ' ' && (s.b[i] == ' ' || s.b[i] == '\t' || s.b[i] == '\n' || s.b[i] == '\r') {
+		i++
 	}
+	s.i = i
 }
 
 // is consumes c when it is next.
@@ -196,32 +193,45 @@ func (s *scanner) str() (escaped, ok bool) {
 	if !s.is('"') {
 		return false, false
 	}
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
+	b, i := s.b, s.i
+	for {
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return false, false
+		}
+		switch c := b[i]; {
 		case c == '"':
-			s.i++
+			s.i = i + 1
 			return escaped, true
 		case c == '\\':
 			escaped = true
-			n, ok := escape(s.b[s.i:])
+			n, ok := escape(b[i:])
 			if !ok {
 				return false, false
 			}
-			s.i += n
+			i += n
 		case c < 0x20:
 			return false, false
-		case c < utf8.RuneSelf:
-			s.i++
 		default:
-			r, n := utf8.DecodeRune(s.b[s.i:])
+			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 {
 				return false, false
 			}
-			s.i += n
+			i += n
 		}
 	}
-	return false, false
 }
+
+// plain is the bytes a string holds as they are: printable ASCII but the
+// quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // escape is the length of the escape b starts with (a surrogate pair's
 // two), ok false for none JSON has.
