@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -23,6 +24,10 @@ import (
 // calls are appended to the file the variable names.
 const stdioCRMEnv = "INGESTD_GATEWAY_TEST_STDIO_CRM"
 
+// stdioCRMProtocolEnv, when set, is the one protocol the stdio crm
+// speaks.
+const stdioCRMProtocolEnv = "INGESTD_GATEWAY_TEST_STDIO_CRM_PROTOCOL"
+
 func TestMain(m *testing.M) {
 	if log := os.Getenv(stdioCRMEnv); log != "" {
 		serveStdioCRM(log)
@@ -32,7 +37,11 @@ func TestMain(m *testing.M) {
 }
 
 func serveStdioCRM(log string) {
-	c := newCRM(&testing.T{})
+	var o *mcp.ServerOptions
+	if v := os.Getenv(stdioCRMProtocolEnv); v != "" {
+		o = &mcp.ServerOptions{SupportedProtocolVersions: []string{v}}
+	}
+	c := newCRMWith(&testing.T{}, o)
 	faulty(c)
 	c.srv.AddTool(&mcp.Tool{Name: "huge", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", 5<<20)}}}, nil
@@ -75,7 +84,7 @@ func stdioCRM(t *testing.T) (gateway.Upstream, func(tool string) int) {
 	}
 	log := t.TempDir() + "/calls"
 	t.Setenv(stdioCRMEnv, log)
-	u := gateway.Upstream{ID: "crm", Command: []string{exe}, Env: []string{stdioCRMEnv}, Tools: map[string]gateway.Tool{
+	u := gateway.Upstream{ID: "crm", Command: []string{exe}, Env: []string{stdioCRMEnv, stdioCRMProtocolEnv}, Tools: map[string]gateway.Tool{
 		"lookup":     {Class: ingestd.ToolRead, Output: gateway.OutputTrusted},
 		"fetch_page": {Class: ingestd.ToolReadOpen, Output: gateway.OutputUntrusted},
 		"send_mail":  {Class: ingestd.ToolWrite, Output: gateway.OutputTrusted},
@@ -162,15 +171,29 @@ var nonce = regexp.MustCompile(`nonce=[0-9a-f]+`)
 // is refused and never reaches the upstream, and in a clean session the
 // same write runs once.
 func TestLaneAnswersAsTheSDK(t *testing.T) {
+	// The crm at the per-request protocol, and at the dated one, whose
+	// results (no resultType) the lane passes unread when trusted.
+	for _, protocol := range []string{"", "2025-11-25"} {
+		t.Run("upstream at "+cmp.Or(protocol, "the newest"), func(t *testing.T) {
+			t.Setenv(stdioCRMProtocolEnv, protocol)
+			laneAnswersAsTheSDK(t, protocol != "")
+		})
+	}
+}
+
+func laneAnswersAsTheSDK(t *testing.T, passes bool) {
 	u, called := stdioCRM(t)
 	g := mustGateway(t, gateway.Options{Upstreams: []gateway.Upstream{u}})
 	r := mustRetriever(t)
 	sdk, lane := mustHost(t, g, r, nil), mustStdioHost(t, g, r, nil)
 	for _, tc := range []struct{ tool, turn string }{{"crm__lookup", ""}, {"crm__lookup", "t1"}, {"crm__fetch_page", "t2"}} {
-		before := gateway.LaneCalls(g)
+		before, passed := gateway.LaneCalls(g), gateway.LanePassed(g)
 		want, got := call(t, sdk, tc.tool, map[string]any{"id": 7}, tc.turn), call(t, lane, tc.tool, map[string]any{"id": 7}, tc.turn)
 		if gateway.LaneCalls(g) != before+1 {
 			t.Fatalf("%s: the stdio host's call did not take the lane", tc.tool)
+		}
+		if wantPassed := passes && tc.tool == "crm__lookup"; (gateway.LanePassed(g) == passed+1) != wantPassed {
+			t.Fatalf("%s: result passed unread %v, want %v", tc.tool, gateway.LanePassed(g) == passed+1, wantPassed)
 		}
 		if w, g := comparable(t, want), comparable(t, got); w != g {
 			t.Fatalf("%s turn %q:\nSDK  %s\nlane %s", tc.tool, tc.turn, w, g)

@@ -69,7 +69,7 @@ type pipe struct {
 // whoever takes the waiter from the map first (the response, the expiry
 // timer, the caller's cancel, the connection's end).
 type waiter struct {
-	done     func(res *mcp.CallToolResult, size int, err error) // size: the result's length as the upstream wrote it
+	done     func(result json.RawMessage, err error) // the result as the upstream wrote it
 	deadline time.Time
 	abandon  func(err error)
 }
@@ -212,7 +212,7 @@ func (p *pipe) fail(err error) {
 	}
 	p.mu.Unlock()
 	for _, w := range ended {
-		w.end(nil, 0, err)
+		w.end(nil, err)
 	}
 }
 
@@ -228,17 +228,16 @@ func (p *pipe) take(id string) *waiter {
 // answer ends the call waiting on id with its response or err.
 func (p *pipe) answer(id string, resp *response, err error) {
 	if w := p.take(id); w != nil {
+		var result json.RawMessage
 		if err == nil {
-			res, err := resp.result()
-			w.end(res, len(resp.Result), err)
-		} else {
-			w.end(nil, 0, err)
+			result, err = resp.result()
 		}
+		w.end(result, err)
 	}
 }
 
-func (w *waiter) end(res *mcp.CallToolResult, size int, err error) {
-	w.done(res, size, err)
+func (w *waiter) end(result json.RawMessage, err error) {
+	w.done(result, err)
 }
 
 // expire abandons the calls past their deadline and arms the timer for
@@ -361,16 +360,17 @@ func (p *pipe) discard(start []byte, err error) ([]byte, error) {
 }
 
 // start makes one tools/call on the lane: done is called once, with its
-// result as the SDK's client would decode it, or with why there is none
+// result as the upstream wrote it (decodeResult reads it as the SDK's
+// client would), or with why there is none
 // (the timeout, the caller's cancel, the connection's end). It may be
 // called before start returns. cancel abandons the call, telling the
 // upstream, as the SDK's client does.
-func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.CallToolResult, size int, err error)) (cancel func()) {
+func (p *pipe) start(params []byte, timeout time.Duration, done func(result json.RawMessage, err error)) (cancel func()) {
 	p.mu.Lock()
 	if p.gone != nil {
 		err := p.gone
 		p.mu.Unlock()
-		done(nil, 0, err)
+		done(nil, err)
 		return func() {}
 	}
 	p.next++
@@ -380,7 +380,7 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.Ca
 		if p.take(id) != nil {
 			// Tell the upstream, as the SDK's client does.
 			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
-			w.end(nil, 0, err)
+			w.end(nil, err)
 		}
 	}
 	p.waiting[id] = w
@@ -405,9 +405,9 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(res *mcp.Ca
 	return func() { w.abandon(context.Canceled) }
 }
 
-// result decodes a lane call's response as the SDK's client decodes a
-// tools/call response.
-func (r *response) result() (*mcp.CallToolResult, error) {
+// result is a lane call's result as written, or the error its response
+// is.
+func (r *response) result() (json.RawMessage, error) {
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		var e struct {
 			Code    int64  `json:"code"`
@@ -421,42 +421,57 @@ func (r *response) result() (*mcp.CallToolResult, error) {
 	if len(r.Result) == 0 {
 		return nil, errors.New("a response with neither result nor error")
 	}
-	if res, ok := plainResult(r.Result); ok {
+	return r.Result, nil
+}
+
+// decodeResult reads a tools/call result as the SDK's client decodes
+// one.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	res := new(mcp.CallToolResult)
+	if plainResult(raw, res) {
 		return res, nil
 	}
-	res := new(mcp.CallToolResult)
-	if err := json.Unmarshal(r.Result, res); err != nil {
+	res = new(mcp.CallToolResult)
+	if err := json.Unmarshal(raw, res); err != nil {
 		return nil, fmt.Errorf("a result that is no CallToolResult: %v", err)
 	}
 	return res, nil
 }
 
 // plainResult decodes the common result, text content and nothing the
-// SDK's decoder would read differently, as that decoder does, without
-// its reflection and per-message buffers; ok false for anything else,
-// which the SDK's decoder then reads. Member names are matched exactly,
-// as the SDK matches them (encoding/json alone would match them in any
-// case).
-func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
-	res := &mcp.CallToolResult{}
+// SDK's decoder would read differently, as that decoder does, into res,
+// without its reflection and per-message buffers; false for anything
+// else, which the SDK's decoder then reads. With res nil it only says
+// whether it would: such a result, a content array of text and nothing
+// an MCP host acts on beyond it, can be passed on as it is. Member names
+// are matched exactly, as the SDK matches them (encoding/json alone
+// would match them in any case).
+func plainResult(raw json.RawMessage, res *mcp.CallToolResult) bool {
 	content := false
-	return res, rawjson.Members(raw, func(k, v []byte) bool {
+	return rawjson.Members(raw, func(k, v []byte) bool {
 		switch string(k) {
 		case "_meta":
+			if res == nil {
+				return v[0] == '{' || string(v) == "null" // what decodes as a map
+			}
 			return json.Unmarshal(v, &res.Meta) == nil
 		case "structuredContent":
 			// Kept as written: it is passed on, or fenced as JSON text,
 			// never read.
-			if string(v) != "null" {
+			if res != nil && string(v) != "null" {
 				res.StructuredContent = json.RawMessage(v)
 			}
 		case "isError":
-			var ok bool
-			res.IsError, ok = rawjson.Bool(v)
+			b, ok := rawjson.Bool(v)
+			if res != nil {
+				res.IsError = b
+			}
 			return ok
 		case "content":
 			content = true
-			res.Content = make([]mcp.Content, 0, 1)
+			if res != nil {
+				res.Content = make([]mcp.Content, 0, 1)
+			}
 			return rawjson.Elements(v, func(item []byte) bool {
 				text, n := "", 0
 				if !rawjson.Members(item, func(k, v []byte) bool {
@@ -465,6 +480,9 @@ func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
 					case "type":
 						return rawjson.IsString(v, "text")
 					case "text":
+						if res == nil {
+							return v[0] == '"'
+						}
 						var ok bool
 						text, ok = rawjson.String(v)
 						return ok
@@ -473,7 +491,9 @@ func plainResult(raw json.RawMessage) (*mcp.CallToolResult, bool) {
 				}) || n != 2 {
 					return false
 				}
-				res.Content = append(res.Content, &mcp.TextContent{Text: text})
+				if res != nil {
+					res.Content = append(res.Content, &mcp.TextContent{Text: text})
+				}
 				return true
 			})
 		default:

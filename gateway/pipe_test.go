@@ -12,7 +12,8 @@ import (
 )
 
 // plainResult reads the common result as the SDK's decoder does, and
-// leaves that decoder everything else.
+// leaves that decoder everything else; asked only whether it would (a
+// nil result), it says the same.
 func TestPlainResultAsTheSDK(t *testing.T) {
 	for _, in := range []string{
 		`{"content":[{"type":"text","text":"a\n\u00e9 <b>"}]}`,
@@ -20,8 +21,8 @@ func TestPlainResultAsTheSDK(t *testing.T) {
 		`{"content":[{"text":"x","type":"text"},{"type":"text","text":""}],"structuredContent":{"a":[1,{"b":null}]}}`,
 		`{"content":[{"type":"text","text":"m"}],"_meta":{"k":"v","n":1},"structuredContent":null,"isError":false}`,
 	} {
-		got, ok := plainResult(json.RawMessage(in))
-		if !ok {
+		got := new(mcp.CallToolResult)
+		if !plainResult(json.RawMessage(in), got) || !plainResult(json.RawMessage(in), nil) {
 			t.Fatalf("%s: not read as plain", in)
 		}
 		want := new(mcp.CallToolResult)
@@ -48,8 +49,10 @@ func TestPlainResultAsTheSDK(t *testing.T) {
 		`{"content":[{"type":"text","text":"a"}],"resultType":"input_required"}`,
 		`{"content":[{"type":"text","text":"a"}],"isError":"yes"}`,
 		"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}",
+		`{"content":[],"_meta":[1]}`,
+		`{"content":[{"type":"text","text":1}]}`,
 	} {
-		if res, ok := plainResult(json.RawMessage(in)); ok {
+		if res := new(mcp.CallToolResult); plainResult(json.RawMessage(in), res) || plainResult(json.RawMessage(in), nil) {
 			t.Errorf("%s read as plain: %+v", in, res)
 		}
 	}
@@ -69,7 +72,12 @@ func TestRouteReadsWhatTheSDKReads(t *testing.T) {
 		var gotErr error
 		answered := false
 		p.waiting["ingestd-1"] = &waiter{deadline: time.Now().Add(time.Hour),
-			done: func(res *mcp.CallToolResult, _ int, err error) { answered, got, gotErr = true, res, err }}
+			done: func(raw json.RawMessage, err error) {
+				answered, gotErr = true, err
+				if err == nil {
+					got, gotErr = decodeResult(raw)
+				}
+			}}
 		if !p.route([]byte(line)) || !answered {
 			t.Errorf("%q: not answered", line)
 			continue

@@ -52,12 +52,18 @@ func stdio(r io.Reader, w io.Writer) (mcp.Transport, *lineFilter) {
 // untouched, so it must decide before it does anything. start makes the
 // call, in the reader's goroutine (so it must not wait on anything but a
 // bounded write), and done is called once with the answer the SDK
-// path's handler would have given, from whichever goroutine has it;
-// the cancel start returns abandons the call (a host's
+// path's handler would have given, from whichever goroutine has it:
+// res, or raw, the JSON of a result to be written as it is (one object,
+// strictly valid, with its content, holding nothing the SDK would add
+// or refuse); the
+// cancel start returns abandons the call (a host's
 // notifications/cancelled, the session's end).
 type FastCaller interface {
-	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(done func(*mcp.CallToolResult)) (cancel func()), ok bool)
+	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(done Done) (cancel func()), ok bool)
 }
+
+// Done is how a FastCaller answers a call: a result, or the JSON of one.
+type Done = func(res *mcp.CallToolResult, raw json.RawMessage)
 
 // ServeStdio serves the server o describes on r and w (StdioTransport)
 // until r ends or ctx does. When o.Extension is a FastCaller, the
@@ -293,13 +299,17 @@ func (l *lane) take(line []byte, w io.Writer) bool {
 	l.mu.Lock()
 	l.inflight[key] = call
 	l.mu.Unlock()
-	cancel := start(func(res *mcp.CallToolResult) {
+	cancel := start(func(res *mcp.CallToolResult, raw json.RawMessage) {
 		l.mu.Lock()
 		if l.inflight[key] == call {
 			delete(l.inflight, key)
 		}
 		l.mu.Unlock()
-		_, _ = w.Write(l.reply(c.id, res, perRequest))
+		if raw != nil {
+			_, _ = w.Write(l.rawReply(c.id, raw, perRequest))
+		} else {
+			_, _ = w.Write(l.reply(c.id, res, perRequest))
+		}
 	})
 	// A cancel is read on this goroutine, after this returns: it finds
 	// the call's cancel set, or the call gone.
@@ -321,6 +331,40 @@ func (l *lane) reply(id json.RawMessage, res *mcp.CallToolResult, perRequest boo
 		return b
 	}
 	return l.encodedReply(id, res, perRequest)
+}
+
+// rawReply is the response line to a lane call answered with the JSON
+// of its result: written as it is, but under the per-request protocol
+// given what the SDK adds (reply), which a result that has a _meta or a
+// resultType of its own is decoded for.
+func (l *lane) rawReply(id, raw json.RawMessage, perRequest bool) []byte {
+	n, plain := 0, true
+	if perRequest && !rawjson.Members(raw, func(k, _ []byte) bool {
+		n++
+		plain = plain && string(k) != "_meta" && string(k) != "resultType"
+		return plain
+	}) || !plain {
+		res := new(mcp.CallToolResult)
+		if err := json.Unmarshal(raw, res); err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "ingestd: the result could not be read: " + err.Error()}}}
+		}
+		return l.reply(id, res, perRequest)
+	}
+	b := make([]byte, 0, len(raw)+len(id)+len(l.info)+128)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	if !perRequest {
+		b = append(b, raw...)
+		return append(b, "}\n"...)
+	}
+	b = append(b, raw[:len(raw)-1]...) // the object open
+	if n > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `"_meta":{"`+mcp.MetaKeyServerInfo+`":`...)
+	b = append(b, l.info...)
+	return append(b, `},"resultType":"complete"}}`+"\n"...)
 }
 
 // resultMeta is the _meta of a lane call's result: under the per-request

@@ -167,16 +167,16 @@ type fastCaller struct{ cancelled chan string }
 
 func (fastCaller) Install(*mcp.Server) {}
 
-func (f fastCaller) FastCall(_ *mcp.ServerSession, name string, args json.RawMessage, _ map[string]json.RawMessage) (func(func(*mcp.CallToolResult)) func(), bool) {
+func (f fastCaller) FastCall(_ *mcp.ServerSession, name string, args json.RawMessage, _ map[string]json.RawMessage) (func(Done) func(), bool) {
 	if name != "slow" {
 		return nil, false
 	}
-	return func(done func(*mcp.CallToolResult)) func() {
+	return func(done Done) func() {
 		var once sync.Once
 		return func() {
 			once.Do(func() {
 				f.cancelled <- string(args)
-				done(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the lane's call, cancelled"}}})
+				done(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the lane's call, cancelled"}}}, nil)
 			})
 		}
 	}, true
@@ -251,4 +251,35 @@ func TestLaneCallsAreCancelled(t *testing.T) {
 	wait(`{"n":2}`) // the session's end
 	inW.Close()
 	<-done
+}
+
+// A result answered as its JSON is written as the decoded result would
+// be, under either protocol.
+func TestRawReplyAsDecoded(t *testing.T) {
+	l := &lane{info: json.RawMessage(`{"name":"ingestd","version":"dev"}`)}
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"a\n\u00e9 <b>"}]}`,
+		`{"content":[]}`,
+		`{"content":[],"isError":true,"structuredContent":{"a":[1,{"b":null}]}}`,
+		`{"content":[{"type":"text","text":"m"}],"_meta":{"k":"v"}}`,
+		`{"content":[{"type":"text","text":"m"}],"_meta":{"` + mcp.MetaKeyServerInfo + `":{"name":"upstream"}}}`,
+	} {
+		for _, perRequest := range []bool{false, true} {
+			res := new(mcp.CallToolResult)
+			if err := json.Unmarshal([]byte(raw), res); err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			b := l.rawReply(json.RawMessage(`7`), json.RawMessage(raw), perRequest)
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%s: no JSON: %v\n%s", raw, err, b)
+			}
+			if err := json.Unmarshal(l.reply(json.RawMessage(`7`), res, perRequest), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (per-request %v):\nraw     %s\ndecoded %s", raw, perRequest, b, l.reply(json.RawMessage(`7`), res, perRequest))
+			}
+		}
+	}
 }
