@@ -94,10 +94,15 @@ func (t *pipeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Both ends stay on the runtime's poller: a read that blocks a
-	// thread would keep the process from ever idling, and its scheduler
-	// waking every few microseconds beside the upstream's work
-	// (docs/BENCHMARKS.md).
+	// Its reads block a thread of their own instead of parking on the
+	// runtime's poller: the thread is woken by the upstream's write
+	// itself, which answers a host sooner, at some CPU for the
+	// scheduler's wakes while calls flow (docs/BENCHMARKS.md; the host's
+	// side, stdin, stays on the poller, so the process idles between
+	// calls). Closing it does not end a read under way; the upstream's
+	// exit does, or, when a process it started holds the pipe, that
+	// one's.
+	stdout.Fd()
 	p.cmd.Stdout, p.stdout = out, stdout
 	// The input end is ingestd's own *os.File, so that writes can carry
 	// a deadline.
