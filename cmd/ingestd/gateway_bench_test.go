@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +29,12 @@ import (
 // (docs/BENCHMARKS.md). A third path, a relay that copies lines and
 // reads none, is the floor of any process in the middle. Needs
 // INGESTD_TEST_MCP_MEMORY.
+//
+// INGESTD_BENCH_GATEWAY_BUILDS, a comma-separated list of other ingestd
+// binaries, puts each in the same rotation (host 2025-11-25), reported
+// as p50-ratio-build<N>: two builds compared in one run, which a noisy
+// machine slows alike. On Linux the voluntary context switches per call
+// of each middle process are reported too (ctxsw-per-call-*).
 func BenchmarkGatewayProcess(b *testing.B) {
 	mem := os.Getenv("INGESTD_TEST_MCP_MEMORY")
 	if mem == "" {
@@ -75,15 +84,28 @@ gateway:
 	// TypeScript SDK and the desktop hosts speak it, and the like for
 	// like of the direct call; and 2026-07-28 (the Go SDK's default),
 	// whose requests carry the protocol in every _meta.
-	paths := []struct {
-		tool string
-		cs   *mcp.ClientSession
-		took []time.Duration
-	}{
-		{tool: "read_graph", cs: connect(exec.Command(mem), "")},
-		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg), "2025-11-25")},
-		{tool: "memory__read_graph", cs: connect(exec.Command(bin, "mcp", "--config", cfg), "2026-07-28")},
-		{tool: "read_graph", cs: connect(relay, "")},
+	type path struct {
+		tool     string
+		cmd      *exec.Cmd
+		cs       *mcp.ClientSession
+		took     []time.Duration
+		switches int
+	}
+	start := func(tool string, cmd *exec.Cmd, protocol string) *path {
+		return &path{tool: tool, cmd: cmd, cs: connect(cmd, protocol)}
+	}
+	paths := []*path{
+		start("read_graph", exec.Command(mem), ""),
+		start("memory__read_graph", exec.Command(bin, "mcp", "--config", cfg), "2025-11-25"),
+		start("memory__read_graph", exec.Command(bin, "mcp", "--config", cfg), "2026-07-28"),
+		start("read_graph", relay, ""),
+	}
+	var builds []string
+	if v := os.Getenv("INGESTD_BENCH_GATEWAY_BUILDS"); v != "" {
+		builds = strings.Split(v, ",")
+	}
+	for _, other := range builds {
+		paths = append(paths, start("memory__read_graph", exec.Command(other, "mcp", "--config", cfg), "2025-11-25"))
 	}
 	// Alternated: one call each in turn, so each finds its processes
 	// idle since their last call, as a host that thinks between calls
@@ -94,8 +116,9 @@ gateway:
 		block int
 	}{{"alternated", 1}, {"back-to-back", 200}} {
 		b.Run(mode.name, func(b *testing.B) {
-			for i := range paths {
-				paths[i].took = paths[i].took[:0]
+			for _, p := range paths {
+				p.took = p.took[:0]
+				p.switches = voluntarySwitches(p.cmd.Process.Pid)
 			}
 			for b.Loop() {
 				for i := range paths {
@@ -110,8 +133,43 @@ gateway:
 			b.ReportMetric(gateway/direct, "p50-ratio")
 			b.ReportMetric(perRequest/direct, "p50-ratio-2026-07-28")
 			b.ReportMetric(relayed/direct, "relay-p50-ratio")
+			for i := range builds {
+				b.ReportMetric(p50(paths[4+i].took)/direct, fmt.Sprintf("p50-ratio-build%d", i+1))
+			}
+			names := map[int]string{0: "direct", 1: "gateway", 3: "relay"}
+			for i := range builds {
+				names[4+i] = fmt.Sprintf("build%d", i+1)
+			}
+			for i, name := range names {
+				if n := voluntarySwitches(paths[i].cmd.Process.Pid); n >= 0 && paths[i].switches >= 0 {
+					b.ReportMetric(float64(n-paths[i].switches)/float64(len(paths[i].took)), "ctxsw-per-call-"+name)
+				}
+			}
 		})
 	}
+}
+
+// voluntarySwitches is how many times the threads of process pid have
+// given up the CPU (Linux's /proc), -1 where that cannot be read.
+func voluntarySwitches(pid int) int {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if err != nil || len(tasks) == 0 {
+		return -1
+	}
+	n := 0
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that ended
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				c, _ := strconv.Atoi(strings.TrimSpace(v))
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 func timeCall(b *testing.B, took *[]time.Duration, cs *mcp.ClientSession, tool string) {
