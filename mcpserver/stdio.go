@@ -55,8 +55,7 @@ func stdio(r io.Reader, w io.Writer) (mcp.Transport, *lineFilter) {
 // path's handler would have given, from whichever goroutine has it:
 // res, or raw, the JSON of a result to be written as it is (one object,
 // strictly valid, with its content, holding nothing the SDK would add
-// or refuse); the
-// cancel start returns abandons the call (a host's
+// or refuse); the cancel start returns abandons the call (a host's
 // notifications/cancelled, the session's end).
 type FastCaller interface {
 	FastCall(ss *mcp.ServerSession, name string, args json.RawMessage, meta map[string]json.RawMessage) (start func(done Done) (cancel func()), ok bool)
@@ -333,10 +332,11 @@ func (l *lane) reply(id json.RawMessage, res *mcp.CallToolResult, perRequest boo
 	return l.encodedReply(id, res, perRequest)
 }
 
-// rawReply is the response line to a lane call answered with the JSON
-// of its result: written as it is, but under the per-request protocol
-// given what the SDK adds (reply), which a result that has a _meta or a
-// resultType of its own is decoded for.
+// rawReply is the response line to a lane call answered with its
+// result's JSON: the bytes as they are, and under the per-request
+// protocol the two members the SDK adds there (reply) spliced in, or,
+// for a result with a _meta or a resultType of its own, added by
+// decoding it.
 func (l *lane) rawReply(id, raw json.RawMessage, perRequest bool) []byte {
 	n, plain := 0, true
 	if perRequest && !rawjson.Members(raw, func(k, _ []byte) bool {
