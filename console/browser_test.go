@@ -292,6 +292,28 @@ func TestInjectionMailIsBlocked(t *testing.T) {
 	}
 }
 
+// TestLatePageIsNotShownOverTheNext: a page whose data arrives after the
+// operator has gone on to another (the installations, slow here, then
+// the playground) is not drawn over it — the race a sign-in's reload
+// ran against a quick click to another page.
+func TestLatePageIsNotShownOverTheNext(t *testing.T) {
+	ctx, _ := newBrowser(t)
+	s := newServer(t, false)
+	do(t, ctx, chromedp.Navigate(s.URL+"/ui/#search"), ready("search"))
+	page := eval[string](t, ctx, `new Promise((done) => {
+		const slow = window.fetch;
+		window.fetch = (url, opts) => String(url).endsWith("/v1/installations")
+			? new Promise((r) => setTimeout(r, 600)).then(() => slow(url, opts))
+			: slow(url, opts);
+		location.hash = "#installations";
+		setTimeout(() => { location.hash = "#search"; }, 100);
+		setTimeout(() => done(document.getElementById("view").dataset.page + " " + (document.getElementById("query") ? "query" : "no query")), 1500);
+	})`)
+	if page != "search query" {
+		t.Fatalf("after the slow page answered, the view shows %q, want the playground", page)
+	}
+}
+
 // TestDocumentStringsAreText: titles, texts and errors carrying <script>
 // and <img onerror> are shown as the characters they are: no element is
 // made from them and nothing of them runs.

@@ -95,9 +95,15 @@
 
   function tier(t) { return el('span', { class: 'tier', 'data-tier': t || 'none' }, t || '(undeclared)'); }
 
-  // show puts a page's nodes in the view; a null or false node (a part
-  // left out) is skipped, never written as text.
+  // routed is the page last routed to: a page whose data arrives after
+  // the operator has gone on to another is not shown over it.
+  let routed = '';
+
+  // show puts a page's nodes in the view, unless another page has been
+  // routed to since; a null or false node (a part left out) is skipped,
+  // never written as text.
   function show(page, ...nodes) {
+    if (page !== routed) return;
     view.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined && n !== false));
     view.setAttribute('data-page', page);
     view.setAttribute('data-state', 'ready');
@@ -387,6 +393,7 @@
       if (a.getAttribute('data-page') === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
+    routed = page;
     view.setAttribute('data-state', 'loading');
     say('');
     await pages[page]();
