@@ -449,21 +449,7 @@ func (g *Gateway) FastCall(ss *mcp.ServerSession, name string, args json.RawMess
 			return func() {}
 		}
 		return p.start(c.params(c.sentArgs()), g.o.CallTimeout, func(raw json.RawMessage, err error) {
-			// A trusted result that holds nothing the gateway refuses
-			// (a question for the person, more than the cap) passes as
-			// the upstream wrote it: what finish would pass unchanged,
-			// unread.
-			if err == nil && c.decl.Output == OutputTrusted && len(raw) <= g.o.MaxResultBytes && plainResult(raw, nil) {
-				g.count(c.u.cfg.ID, c.tool, "ok")
-				g.lanePassed.Add(1)
-				done(nil, raw)
-				return
-			}
-			var res *mcp.CallToolResult
-			if err == nil {
-				res, err = decodeResult(raw)
-			}
-			done(c.finish(res, len(raw), err), nil)
+			done(c.finishRaw(raw, err))
 		})
 	}, true
 }
@@ -508,28 +494,31 @@ func (c *call) prepare() *mcp.CallToolResult {
 		return toolError("ingestd gateway: %s is withheld: %s; declare it again and restart ingestd", c.name(), why)
 	}
 	// Canonical refuses what two readers could read as two calls; what
-	// the strict scan takes it takes too (FuzzValidAsCanonical), so a
-	// call computes it only to be refused or to be asked about.
-	var canon []byte
-	var err error
+	// the strict scan takes it takes too (FuzzValidAsCanonical), so it
+	// is computed to check a call only when the scan refuses it, and
+	// otherwise only for a call to be refused or asked about.
 	if !rawjson.Valid(c.args, maxDepth) {
-		canon, err = Canonical(c.args)
-	}
-	if err == nil && c.decl.Class != ingestd.ToolRead {
-		if why := g.turns.Of(c.ss, c.turn); why != nil {
-			if canon == nil {
-				canon, err = Canonical(c.args)
-			}
-			if err == nil {
-				return c.gate(canon, why)
-			}
+		if _, err := Canonical(c.args); err != nil {
+			return c.badArguments(err)
 		}
 	}
-	if err != nil {
-		g.count(c.u.cfg.ID, c.tool, "error")
-		return toolError("ingestd gateway: %s", err)
+	if c.decl.Class != ingestd.ToolRead {
+		if why := g.turns.Of(c.ss, c.turn); why != nil {
+			canon, err := Canonical(c.args)
+			if err != nil {
+				return c.badArguments(err)
+			}
+			return c.gate(canon, why)
+		}
 	}
 	return nil
+}
+
+// badArguments is the tool error of a call whose arguments Canonical
+// refuses.
+func (c *call) badArguments(err error) *mcp.CallToolResult {
+	c.g.count(c.u.cfg.ID, c.tool, "error")
+	return toolError("ingestd gateway: %s", err)
 }
 
 // turnKey names the turn for a confirmation's hash.
@@ -684,6 +673,23 @@ func (c *call) finish(res *mcp.CallToolResult, size int, err error) *mcp.CallToo
 	}
 	g.turns.Taint(c.ss, c.turn, "untrusted output of "+c.name())
 	return c.stamped(fenceResult(res, up, c.tool))
+}
+
+// finishRaw is finish for a result as the upstream wrote it (the lane's):
+// a trusted one that finish would pass unchanged — plain (text content,
+// nothing that asks the person) and within the cap — is passed as its
+// bytes, unread; any other is decoded and finished.
+func (c *call) finishRaw(raw json.RawMessage, err error) (*mcp.CallToolResult, json.RawMessage) {
+	if err == nil && c.decl.Output == OutputTrusted && len(raw) <= c.g.o.MaxResultBytes && plainResult(raw, nil) {
+		c.g.count(c.u.cfg.ID, c.tool, "ok")
+		c.g.lanePassed.Add(1)
+		return nil, raw
+	}
+	var res *mcp.CallToolResult
+	if err == nil {
+		res, err = decodeResult(raw)
+	}
+	return c.finish(res, len(raw), err), nil
 }
 
 // params is the upstream's tools/call params on the lane, as the SDK's

@@ -56,9 +56,8 @@ type pipe struct {
 	next    uint64
 	waiting map[string]*waiter
 	gone    error       // set when the connection ended; every later call fails
-	expiry  *time.Timer // ends the calls past their deadline; armed while any may be
-	armed   bool
-	fires   time.Time // when the armed timer fires
+	expiry  *time.Timer // ends the calls past their deadline
+	fires   time.Time   // when it fires; zero when it is not armed
 
 	pending []byte // the rest of a line for the SDK (its read goroutine only)
 	once    sync.Once
@@ -217,7 +216,7 @@ func (p *pipe) fail(err error) {
 	}
 	p.mu.Unlock()
 	for _, w := range ended {
-		w.end(nil, err)
+		w.done(nil, err)
 	}
 }
 
@@ -237,12 +236,8 @@ func (p *pipe) answer(id string, resp *response, err error) {
 		if err == nil {
 			result, err = resp.result()
 		}
-		w.end(result, err)
+		w.done(result, err)
 	}
-}
-
-func (w *waiter) end(result json.RawMessage, err error) {
-	w.done(result, err)
 }
 
 // expire abandons the calls past their deadline and arms the timer for
@@ -260,8 +255,7 @@ func (p *pipe) expire() {
 			next = w.deadline
 		}
 	}
-	if p.armed = !next.IsZero(); p.armed {
-		p.fires = next
+	if p.fires = next; !next.IsZero() {
 		p.expiry.Reset(next.Sub(now))
 	}
 	p.mu.Unlock()
@@ -385,14 +379,14 @@ func (p *pipe) start(params []byte, timeout time.Duration, done func(result json
 		if p.take(id) != nil {
 			// Tell the upstream, as the SDK's client does.
 			go p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"ingestd gateway: ` + err.Error() + `"}}` + "\n"))
-			w.end(nil, err)
+			w.done(nil, err)
 		}
 	}
 	p.waiting[id] = w
 	// Armed once, it is left to fire: a call that ends does not stop it,
 	// and when it fires it re-arms for the earliest call still waiting.
-	if !p.armed || w.deadline.Before(p.fires) {
-		p.armed, p.fires = true, w.deadline
+	if p.fires.IsZero() || w.deadline.Before(p.fires) {
+		p.fires = w.deadline
 		if p.expiry == nil {
 			p.expiry = time.AfterFunc(timeout, p.expire)
 		} else {

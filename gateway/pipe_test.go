@@ -118,12 +118,12 @@ func TestExpiryEndsOnlyLateCalls(t *testing.T) {
 	if len(ended) != 2 || !errors.Is(ended["late"], context.DeadlineExceeded) || !errors.Is(ended["later"], context.DeadlineExceeded) {
 		t.Fatalf("ended %v, want late and later", ended)
 	}
-	if len(p.waiting) != 2 || !p.armed || !p.fires.Equal(p.waiting["sooner"].deadline) {
-		t.Fatalf("waiting %d, armed %v for %v", len(p.waiting), p.armed, p.fires.Sub(now))
+	if len(p.waiting) != 2 || !p.fires.Equal(p.waiting["sooner"].deadline) {
+		t.Fatalf("waiting %d, armed for %v", len(p.waiting), p.fires.Sub(now))
 	}
 	p.waiting = map[string]*waiter{}
 	p.expire()
-	if p.armed {
+	if !p.fires.IsZero() {
 		t.Fatal("armed with nothing waiting")
 	}
 }

@@ -137,14 +137,7 @@ func TestPlainReplyAsEncoded(t *testing.T) {
 			if !ok {
 				t.Fatalf("%d: a plain result not written by hand", i)
 			}
-			var got, want any
-			if err := json.Unmarshal(hand, &got); err != nil {
-				t.Fatalf("%d: the hand-written reply is no JSON: %v\n%s", i, err, hand)
-			}
-			if err := json.Unmarshal(l.encodedReply(json.RawMessage(`7`), res, perRequest), &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
+			if !sameJSON(t, hand, l.encodedReply(json.RawMessage(`7`), res, perRequest)) {
 				t.Errorf("%d (per-request %v):\nhand    %s\nencoded %s", i, perRequest, hand, l.encodedReply(json.RawMessage(`7`), res, perRequest))
 			}
 		}
@@ -269,17 +262,24 @@ func TestRawReplyAsDecoded(t *testing.T) {
 			if err := json.Unmarshal([]byte(raw), res); err != nil {
 				t.Fatal(err)
 			}
-			var got, want any
 			b := l.rawReply(json.RawMessage(`7`), json.RawMessage(raw), perRequest)
-			if err := json.Unmarshal(b, &got); err != nil {
-				t.Fatalf("%s: no JSON: %v\n%s", raw, err, b)
-			}
-			if err := json.Unmarshal(l.reply(json.RawMessage(`7`), res, perRequest), &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
+			if !sameJSON(t, b, l.reply(json.RawMessage(`7`), res, perRequest)) {
 				t.Errorf("%s (per-request %v):\nraw     %s\ndecoded %s", raw, perRequest, b, l.reply(json.RawMessage(`7`), res, perRequest))
 			}
 		}
 	}
+}
+
+// sameJSON reports whether two replies say the same; the first must be
+// JSON.
+func sameJSON(t *testing.T, got, want []byte) bool {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("no JSON: %v\n%s", err, got)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("no JSON: %v\n%s", err, want)
+	}
+	return reflect.DeepEqual(g, w)
 }

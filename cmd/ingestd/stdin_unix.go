@@ -13,9 +13,9 @@ var stdin *os.File
 
 // pollableStdin is stdin on the runtime's poller when it is a pipe or a
 // socket, as a host that starts `ingestd mcp` gives it: waiting for the
-// host's next line then holds no thread in a read, so the process can
-// idle between calls instead of its scheduler waking every few
-// microseconds beside the host's and the upstream's work
+// host's next line then holds no thread in a read, so at most one thread
+// (an upstream's reader) sits in a system call between calls, not two,
+// which keeps the runtime's monitor from waking at every call
 // (docs/BENCHMARKS.md). A terminal or a file is os.Stdin as it is.
 // restore puts the descriptor back in blocking mode.
 func pollableStdin() (in *os.File, restore func()) {

@@ -169,16 +169,16 @@ func FuzzAsJsontext(f *testing.F) {
 			got = append(got, member{string(name), string(value)})
 			return true
 		})
-		want, wantOK := oracleMembers(b)
+		want, wantOK := oracle(b, '{')
 		if ok != wantOK {
 			t.Fatalf("%q: Members %v, jsontext %v", b, ok, wantOK)
 		}
 		if ok && !slices.Equal(got, want) {
 			t.Fatalf("%q: members %q, jsontext %q", b, got, want)
 		}
-		var elems []string
-		ok = Elements(b, func(v []byte) bool { elems = append(elems, string(v)); return true })
-		wantElems, wantOK := oracleElements(b)
+		var elems []member
+		ok = Elements(b, func(v []byte) bool { elems = append(elems, member{"", string(v)}); return true })
+		wantElems, wantOK := oracle(b, '[')
 		if ok != wantOK || ok && !slices.Equal(elems, wantElems) {
 			t.Fatalf("%q: Elements %v %q, jsontext %v %q", b, ok, elems, wantOK, wantElems)
 		}
@@ -190,24 +190,28 @@ func FuzzAsJsontext(f *testing.F) {
 	})
 }
 
-// oracleMembers reads b as one object with jsontext.
 // member is a name and value as written.
 type member struct{ name, value string }
 
-func oracleMembers(b []byte) ([]member, bool) {
-	v, ok := oracleValue(b, '{')
+// oracle reads b with jsontext as one object (k '{'), its members, or
+// one array (k '['), its elements with no name.
+func oracle(b []byte, k jsontext.Kind) ([]member, bool) {
+	v, ok := oracleValue(b, k)
 	if !ok {
 		return nil, false
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(v))
 	d.ReadToken()
 	var ms []member
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, false
+	for d.PeekKind() != jsontext.Kind(v[len(v)-1]) {
+		var name string
+		if k == '{' {
+			tok, err := d.ReadToken()
+			if err != nil {
+				return nil, false
+			}
+			name = tok.String() // before the next read invalidates tok
 		}
-		name := tok.String() // before the next read invalidates tok
 		val, err := d.ReadValue()
 		if err != nil {
 			return nil, false
@@ -215,24 +219,6 @@ func oracleMembers(b []byte) ([]member, bool) {
 		ms = append(ms, member{name, string(val)})
 	}
 	return ms, true
-}
-
-func oracleElements(b []byte) ([]string, bool) {
-	v, ok := oracleValue(b, '[')
-	if !ok {
-		return nil, false
-	}
-	d := jsontext.NewDecoder(bytes.NewReader(v))
-	d.ReadToken()
-	var es []string
-	for d.PeekKind() != ']' {
-		val, err := d.ReadValue()
-		if err != nil {
-			return nil, false
-		}
-		es = append(es, string(val))
-	}
-	return es, true
 }
 
 // oracleValue is b's one value when it is of kind k and nothing follows.
@@ -257,7 +243,7 @@ func TestNestingAsJsontext(t *testing.T) {
 			`{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`,
 			`{"a":` + strings.Repeat("[", depth-1) + "1" + strings.Repeat("]", depth-1) + `}`,
 		} {
-			_, want := oracleMembers([]byte(in))
+			_, want := oracle([]byte(in), '{')
 			if got := Members([]byte(in), func(_, _ []byte) bool { return true }); got != want {
 				t.Errorf("%d open: Members %v, jsontext %v", depth, got, want)
 			}
